@@ -1,0 +1,107 @@
+// Package v1alpha1 is the captf.io/v1alpha1 output schema of kubectl captf:
+// what `-o json|yaml` prints and what the inspect engine fills. Giving the
+// output a versioned type lets cli-runtime's printers (json, yaml,
+// jsonpath, go-template) print it as they print API objects.
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// SchemeGroupVersion is captf.io/v1alpha1.
+var SchemeGroupVersion = schema.GroupVersion{Group: "captf.io", Version: "v1alpha1"}
+
+// Verdict is what CAPTF's controller makes of a lock.
+type Verdict string
+
+// The verdicts, the same words in every command.
+const (
+	// Unlocked: the Lease has no holder.
+	Unlocked Verdict = "Unlocked"
+	// Live: held by one of the object's own runner pods, which is alive.
+	Live Verdict = "Live"
+	// Stale: held by one of the object's own runner pods, which is gone or finished.
+	Stale Verdict = "Stale"
+	// Foreign: held by anyone else; CAPTF never clears it.
+	Foreign Verdict = "Foreign"
+	// Unknown: held, but the holder cannot be identified; CAPTF never clears it.
+	Unknown Verdict = "Unknown"
+)
+
+// LockList is the output of `kubectl captf locks`.
+type LockList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []Lock `json:"items"`
+}
+
+// Lock is one Terraform/OpenTofu lock Lease and CAPTF's view of it.
+// metadata is the Lease's own (name, namespace, uid, resourceVersion,
+// creationTimestamp, labels).
+type Lock struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+
+	// Workspace and Suffix come from the Lease's labels, or its name.
+	Workspace string `json:"workspace"`
+	Suffix    string `json:"suffix"`
+	// Object is the CAPTF object whose state this is, or null when no
+	// object owns the suffix.
+	Object *ObjectRef `json:"object"`
+	// Lock is null when the Lease is unlocked.
+	Lock *LockInfo `json:"lock"`
+	// Holder is null when the holder names no host.
+	Holder *Holder `json:"holder"`
+
+	Verdict Verdict `json:"verdict"`
+	// Reason is one sentence naming the evidence for the verdict.
+	Reason string `json:"reason"`
+	// CAPTFClears says whether CAPTF's controller will clear the lock by
+	// itself (a Stale lock of an existing object, with a consistent ID).
+	CAPTFClears bool `json:"captfClears"`
+	// ActiveJob is the name of the object's active runner Job, or empty.
+	ActiveJob string `json:"activeJob"`
+	// Unreadable lists what could not be read for this lock (for example
+	// "jobs" when RBAC forbids listing them); the fields it feeds are
+	// then incomplete.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// ObjectRef names the CAPTF object a lock belongs to.
+type ObjectRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Exists is false when the object was deleted (or its kind is not
+	// served), null when it could not be read.
+	Exists *bool `json:"exists"`
+}
+
+// LockInfo is the lock: its ID and the lock-info annotation's fields.
+type LockInfo struct {
+	// ID is spec.holderIdentity, the ID the backend compares and the one
+	// `terraform force-unlock` needs.
+	ID string `json:"id"`
+	// InfoID is the lock-info annotation's ID; it normally equals ID.
+	InfoID    string     `json:"infoID"`
+	Operation string     `json:"operation"`
+	Who       string     `json:"who"`
+	Version   string     `json:"version"`
+	Created   *time.Time `json:"created"`
+	// InfoError says why the lock info could not be read, when it could not.
+	InfoError string `json:"infoError,omitempty"`
+}
+
+// Holder is the host that Who names, and the pod of that name if any.
+type Holder struct {
+	Host string `json:"host"`
+	// OwnPod is true when Host is a pod name of the object's own runner Jobs.
+	OwnPod bool `json:"ownPod"`
+	// Pod is the holder pod's name when Host names a pod that was read.
+	Pod         string `json:"pod"`
+	PodPhase    string `json:"podPhase"`
+	PodExists   bool   `json:"podExists"`
+	Terminating bool   `json:"terminating"`
+}

@@ -1,0 +1,167 @@
+package inspect
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
+)
+
+// Owner is the CAPTF object a lock was matched to, and how.
+type Owner struct {
+	Ref object.Ref
+	// Exists is false when the object was deleted or its kind is not
+	// served, nil when the object list could not be read.
+	Exists *bool
+	// Via says what established the owner: "object", "lease labels" or
+	// "holder pod name".
+	Via string
+}
+
+// Pod is what was read of the pod a holder host names.
+type Pod struct {
+	Name        string
+	Exists      bool
+	Phase       corev1.PodPhase
+	Terminating bool
+}
+
+// Facts is everything the verdict depends on, read beforehand.
+type Facts struct {
+	Lease Lease
+	// Owner is nil when no CAPTF object owns the lock's suffix.
+	Owner *Owner
+	// NoOwnerWhy explains a nil Owner (for example that the kinds are not served).
+	NoOwnerWhy string
+	// Pod is the pod named by the holder host: always set (Exists or not)
+	// for an own-pod holder, set for any other host only when a list
+	// returned it.
+	Pod *Pod
+}
+
+// Step is one check of the controller, in its order.
+type Step struct {
+	Check    string `json:"check"`
+	Observed string `json:"observed"`
+	Result   string `json:"result"`
+}
+
+// Decision is the verdict and its evidence.
+type Decision struct {
+	Verdict v1alpha1.Verdict
+	// Reason is one sentence naming the evidence.
+	Reason string
+	// CAPTFClears is true when the controller will clear the lock itself.
+	CAPTFClears bool
+	// Steps are the controller's checks as they went.
+	Steps []Step
+}
+
+// OwnPodHost returns the holder host when it is a pod of the owner's own
+// runner Jobs, which is when the controller reads that pod. The engine uses
+// it to decide which pods to read; Classify uses it to decide.
+func OwnPodHost(l Lease, owner *Owner) (string, bool) {
+	if !l.Held || l.ID == "" || l.Info == nil || l.HostErr != nil || owner == nil {
+		return "", false
+	}
+	return l.Host, runner.OwnsPod(owner.Ref.Kind, owner.Ref.Name, l.Host) == nil
+}
+
+// Classify applies CAPTF's stale-lock rules, in the controller's order.
+// It is the one place a verdict is made.
+func Classify(f Facts) Decision {
+	d := &Decision{}
+	l := f.Lease
+	if !l.Held {
+		d.step("Is a holder set?", "spec.holderIdentity is absent", "not held")
+		return d.done(v1alpha1.Unlocked, "the Lease has no holder")
+	}
+	if l.ID == "" {
+		d.step("Is a holder set?", `spec.holderIdentity is ""`, "held by an empty ID")
+		return d.done(v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so nothing clears it`)
+	}
+	d.step("Is a holder set?", fmt.Sprintf("spec.holderIdentity is %q", l.ID), "held")
+	if l.Info == nil {
+		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
+		return d.done(v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+	}
+	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, l.Info.Operation, l.Info.Who), "yes")
+	if l.HostErr != nil {
+		d.step("Which host does Who name?", l.HostErr.Error(), "none")
+		return d.done(v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+	}
+	d.step("Which host does Who name?", fmt.Sprintf("Who %q", l.Info.Who), fmt.Sprintf("host %q", l.Host))
+	if f.Owner == nil {
+		why := f.NoOwnerWhy
+		if why == "" {
+			why = "no CAPTF object owns suffix " + l.Suffix
+		}
+		d.step("Which CAPTF object owns the lock?", why, "none")
+		return d.done(v1alpha1.Foreign, why+", so nothing is its own runner and CAPTF never clears the lock")
+	}
+	ref := f.Owner.Ref
+	d.step("Which CAPTF object owns the lock?", fmt.Sprintf("suffix %s is %s's (from the %s)", l.Suffix, ref, f.Owner.Via), ref.String())
+	if err := runner.OwnsPod(ref.Kind, ref.Name, l.Host); err != nil {
+		d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref), err.Error(), "no")
+		reason := fmt.Sprintf("holder host %s is not a runner pod of %s", l.Host, ref)
+		if f.Pod != nil && f.Pod.Exists {
+			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, phase(f.Pod))
+		}
+		return d.done(v1alpha1.Foreign, reason+"; CAPTF never clears it")
+	}
+	p, _ := runner.ParsePodName(l.Host)
+	d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref),
+		fmt.Sprintf("Job %s: op %s, attempt %d, hash %s", p.Job, p.Op, p.Attempt, p.Hash6), "yes")
+	if f.Pod == nil || !f.Pod.Exists {
+		d.step("Does the holder pod exist?", "pod "+l.Host+" is not found", "gone: stale")
+		return d.stale(f, fmt.Sprintf("holder pod %s no longer exists", l.Host))
+	}
+	d.step("Does the holder pod exist?", fmt.Sprintf("pod %s is %s", f.Pod.Name, phase(f.Pod)), "exists")
+	if f.Pod.Phase == corev1.PodSucceeded || f.Pod.Phase == corev1.PodFailed {
+		d.step("Has the pod finished?", "phase "+string(f.Pod.Phase), "finished: stale")
+		return d.stale(f, fmt.Sprintf("holder pod %s is %s", f.Pod.Name, f.Pod.Phase))
+	}
+	d.step("Has the pod finished?", phase(f.Pod), "alive")
+	return d.done(v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, phase(f.Pod)))
+}
+
+// stale finishes a Stale decision, saying whether CAPTF will clear it.
+func (d *Decision) stale(f Facts, reason string) Decision {
+	l, o := f.Lease, f.Owner
+	switch {
+	case l.Info.ID != "" && l.Info.ID != l.ID:
+		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches and the lock never clears by itself", l.Info.ID, l.ID)
+	case o.Exists == nil:
+		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)
+	case !*o.Exists:
+		reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
+	default:
+		d.CAPTFClears = true
+		reason += "; CAPTF clears it with the object's next Job"
+	}
+	return d.done(v1alpha1.Stale, reason)
+}
+
+func (d *Decision) step(check, observed, result string) {
+	d.Steps = append(d.Steps, Step{Check: check, Observed: observed, Result: result})
+}
+
+func (d *Decision) done(v v1alpha1.Verdict, reason string) Decision {
+	d.Verdict, d.Reason = v, reason
+	return *d
+}
+
+// phase describes a pod's phase, noting a pending deletion.
+func phase(p *Pod) string {
+	s := string(p.Phase)
+	if s == "" {
+		s = "in no phase yet"
+	}
+	if p.Terminating {
+		s += " and terminating"
+	}
+	return s
+}

@@ -1,0 +1,206 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+var (
+	demo    = object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "demo"}
+	demoPod = "captf-c-demo-apply-a1-d72d2a-x7k2p"
+	web     = object.Ref{Kind: object.TerraformMachine, Namespace: "team-a", Name: "web"}
+	web1Pod = "captf-m-web-1-apply-a1-d72d2a-x7k2p"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func want(t *testing.T, r Result, v v1alpha1.Verdict, reason ...string) {
+	t.Helper()
+	if r.Decision.Verdict != v {
+		t.Fatalf("verdict %s (%s), want %s", r.Decision.Verdict, r.Decision.Reason, v)
+	}
+	for _, s := range reason {
+		if !strings.Contains(r.Decision.Reason, s) {
+			t.Errorf("reason %q lacks %q", r.Decision.Reason, s)
+		}
+	}
+}
+
+func TestUnlocked(t *testing.T) {
+	r := newCluster([]runtime.Object{lease(demo, nil, nil)}, demo).only(t)
+	want(t, r, v1alpha1.Unlocked, "no holder")
+	if l := r.Lock(); l.Lock != nil || l.Holder != nil || l.Object == nil || l.Object.Name != "demo" {
+		t.Errorf("unlocked lock rendered as %+v", l)
+	}
+}
+
+func TestLiveOwnPod(t *testing.T) {
+	for _, phase := range []corev1.PodPhase{corev1.PodPending, corev1.PodRunning, corev1.PodUnknown} {
+		r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), pod("default", demoPod, phase, true)}, demo).only(t)
+		want(t, r, v1alpha1.Live, "holder pod "+demoPod+" is "+string(phase))
+		if h := r.Lock().Holder; h == nil || !h.OwnPod || !h.PodExists || h.PodPhase != string(phase) {
+			t.Errorf("%s: holder %+v", phase, h)
+		}
+	}
+}
+
+// A terminating pod may still be running the runtime in its grace period.
+func TestLiveTerminatingPod(t *testing.T) {
+	p := pod("default", demoPod, corev1.PodRunning, true)
+	p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), p}, demo).only(t)
+	want(t, r, v1alpha1.Live, "terminating")
+	if h := r.Lock().Holder; !h.Terminating {
+		t.Errorf("holder %+v not terminating", h)
+	}
+}
+
+func TestStaleOwnPod(t *testing.T) {
+	for _, phase := range []corev1.PodPhase{corev1.PodSucceeded, corev1.PodFailed} {
+		r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), pod("default", demoPod, phase, true)}, demo).only(t)
+		want(t, r, v1alpha1.Stale, "holder pod "+demoPod+" is "+string(phase), "next Job")
+		if !r.Decision.CAPTFClears {
+			t.Errorf("%s: CAPTF should clear it", phase)
+		}
+	}
+	r := newCluster([]runtime.Object{held(demo, "root@"+demoPod)}, demo).only(t)
+	want(t, r, v1alpha1.Stale, "no longer exists", "next Job")
+	if h := r.Lock().Holder; h.PodExists || h.Pod != demoPod || !h.OwnPod {
+		t.Errorf("holder %+v", h)
+	}
+}
+
+// A pod that lost CAPTF's labels is missing from the label-filtered list;
+// only the GET by name can say it is alive.
+func TestUnlabelledLivePodIsReadByName(t *testing.T) {
+	c := newCluster([]runtime.Object{held(demo, "root@"+demoPod), pod("default", demoPod, corev1.PodRunning, false)}, demo)
+	want(t, c.only(t), v1alpha1.Live)
+	gets := 0
+	for _, a := range c.client.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "pods" {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("%d pod GETs, want 1", gets)
+	}
+}
+
+func TestStaleButNeverCleared(t *testing.T) {
+	// The object was deleted: found through the Lease's owner labels.
+	l := held(demo, "root@"+demoPod)
+	l.Labels[LabelOwnerKind], l.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+	r := newCluster([]runtime.Object{l}).only(t)
+	want(t, r, v1alpha1.Stale, "terraformcluster/demo no longer exists", "no controller")
+	if r.Decision.CAPTFClears || r.Facts.Owner.Via != "lease labels" {
+		t.Errorf("clears=%v via %q", r.Decision.CAPTFClears, r.Facts.Owner.Via)
+	}
+	if o := r.Lock().Object; o == nil || o.Exists == nil || *o.Exists {
+		t.Errorf("object %+v should be known not to exist", o)
+	}
+
+	// The info ID differs from holderIdentity.
+	info := lockInfo("aaaaaaaa-0000-0000-0000-000000000000", "root@"+demoPod)
+	r = newCluster([]runtime.Object{lease(demo, ptr(lockID), &info)}, demo).only(t)
+	want(t, r, v1alpha1.Stale, "differs from holderIdentity", "never clears")
+	if r.Decision.CAPTFClears {
+		t.Error("a mismatched ID never clears")
+	}
+	if l := r.Lock().Lock; l.ID != lockID || l.InfoID != "aaaaaaaa-0000-0000-0000-000000000000" {
+		t.Errorf("lock %+v: ID must be holderIdentity, infoID beside it", l)
+	}
+}
+
+// Without CAPTF's CRDs, the holder pod's unhashed name still identifies
+// the object, which then does not exist.
+func TestNoCRDsOwnerFromPodName(t *testing.T) {
+	c := newCluster([]runtime.Object{held(demo, "root@"+demoPod)})
+	notServed(c)
+	r := c.only(t)
+	want(t, r, v1alpha1.Stale, "no longer exists")
+	if r.Facts.Owner == nil || r.Facts.Owner.Via != "holder pod name" {
+		t.Fatalf("owner %+v", r.Facts.Owner)
+	}
+	// A workstation lock there: no object can be identified.
+	c = newCluster([]runtime.Object{held(demo, "alice@laptop")})
+	notServed(c)
+	want(t, c.only(t), v1alpha1.Foreign, "no CAPTF object owns suffix "+demo.Suffix(), "serves none")
+}
+
+func TestForeign(t *testing.T) {
+	r := newCluster([]runtime.Object{held(demo, "alice@laptop")}, demo).only(t)
+	want(t, r, v1alpha1.Foreign, "holder host laptop is not a runner pod of terraformcluster/demo")
+	if h := r.Lock().Holder; h.OwnPod || h.Pod != "" {
+		t.Errorf("holder %+v", h)
+	}
+
+	// Another object's runner pod (web-1's, on web's lock), which exists.
+	web1 := object.Ref{Kind: object.TerraformMachine, Namespace: "team-a", Name: "web-1"}
+	r = newCluster([]runtime.Object{held(web, "root@"+web1Pod), pod("team-a", web1Pod, corev1.PodRunning, true)}, web, web1).only(t)
+	want(t, r, v1alpha1.Foreign, "not a runner pod of terraformmachine/web", "pod "+web1Pod+" exists, Running")
+	if h := r.Lock().Holder; h.Pod != web1Pod || h.PodPhase != "Running" || h.OwnPod {
+		t.Errorf("holder %+v", h)
+	}
+
+	// A lock no object owns.
+	orphan := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "gone"}
+	r = newCluster([]runtime.Object{held(orphan, "alice@laptop")}, demo).only(t)
+	want(t, r, v1alpha1.Foreign, "no CAPTF object owns suffix "+orphan.Suffix())
+	if r.Lock().Object != nil {
+		t.Error("no object expected")
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	cases := map[string]struct {
+		holder *string
+		info   *string
+		reason string
+	}{
+		"empty holderIdentity": {ptr(""), ptr(lockInfo("", "root@"+demoPod)), `holderIdentity is ""`},
+		"no annotation":        {ptr(lockID), nil, "no app.terraform.io/lock-info annotation"},
+		"not JSON":             {ptr(lockID), ptr("{not json"), "does not parse"},
+		"Created not RFC 3339": {ptr(lockID), ptr(`{"ID":"x","Who":"root@` + demoPod + `","Created":"2026-09-26 15:53:38"}`), "does not parse"},
+		"ID wrongly typed":     {ptr(lockID), ptr(`{"ID":5,"Who":"root@` + demoPod + `"}`), "does not parse"},
+		"Who without @":        {ptr(lockID), ptr(lockInfo(lockID, demoPod)), `has no "@"`},
+		"empty host":           {ptr(lockID), ptr(lockInfo(lockID, "root@")), "names no host"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := newCluster([]runtime.Object{lease(demo, c.holder, c.info), pod("default", demoPod, corev1.PodFailed, true)}, demo).only(t)
+			want(t, r, v1alpha1.Unknown, c.reason)
+			if r.Decision.CAPTFClears {
+				t.Error("CAPTF never clears an Unknown lock")
+			}
+		})
+	}
+}
+
+// The controller decodes only ID, Operation, Who, Version and Created, with
+// Go's case-insensitive key matching.
+func TestLockInfoParsesAsTheController(t *testing.T) {
+	info := `{"id":"` + lockID + `","who":"ops@bastion@` + demoPod + `","created":"2026-09-26T15:53:38Z","Info":5,"Path":[]}`
+	r := newCluster([]runtime.Object{lease(demo, ptr(lockID), &info)}, demo).only(t)
+	want(t, r, v1alpha1.Stale)
+	if r.Facts.Lease.Host != demoPod {
+		t.Errorf("host %q: Who splits at its last @", r.Facts.Lease.Host)
+	}
+}
+
+func TestActiveJobIsShownNotDecisive(t *testing.T) {
+	j := job("default", "captf-c-demo-apply-a2-aaaaaa", demo, false)
+	done := job("default", "captf-c-demo-apply-a1-d72d2a", demo, true)
+	r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), j, done}, demo).only(t)
+	want(t, r, v1alpha1.Stale)
+	if r.ActiveJob != j.Name {
+		t.Errorf("active job %q", r.ActiveJob)
+	}
+}

@@ -1,0 +1,106 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// created is the lock time every fixture uses.
+var created = time.Date(2026, 9, 26, 15, 53, 38, 315668626, time.UTC)
+
+// lockInfo is a lock-info annotation as Terraform writes it.
+func lockInfo(id, who string) string {
+	return fmt.Sprintf(`{"ID":%q,"Operation":"OperationTypeApply","Info":"","Who":%q,"Version":"1.11.4","Created":%q,"Path":""}`,
+		id, who, created.Format(time.RFC3339Nano))
+}
+
+const lockID = "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a"
+
+// lease is a lock Lease of the object, as the backend labels it.
+func lease(r object.Ref, holder *string, info *string) *coordinationv1.Lease {
+	suffix := r.Suffix()
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
+		Name: object.LockLeaseName("default", suffix), Namespace: r.Namespace,
+		Labels: map[string]string{
+			"tfstate": "true", LabelSecretSuffix: suffix, LabelWorkspace: "default",
+			"app.kubernetes.io/managed-by": "terraform",
+		},
+	}}
+	l.Spec.HolderIdentity = holder
+	if info != nil {
+		l.Annotations = map[string]string{AnnotationLock: *info}
+	}
+	return l
+}
+
+// held is a Lease held by who with a well-formed lock info.
+func held(r object.Ref, who string) *coordinationv1.Lease {
+	id, info := lockID, lockInfo(lockID, who)
+	return lease(r, &id, &info)
+}
+
+func pod(ns, name string, phase corev1.PodPhase, managed bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	if managed {
+		p.Labels = map[string]string{LabelManaged: "true"}
+	}
+	p.Status.Phase = phase
+	return p
+}
+
+// objectMeta is a CAPTF object as the metadata client returns it.
+func objectMeta(r object.Ref) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: object.Group + "/" + object.Version, Kind: r.Kind.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace},
+	}
+}
+
+// cluster is a fake cluster: typed objects and CAPTF objects.
+type cluster struct {
+	client   *fake.Clientset
+	metadata *metadatafake.FakeMetadataClient
+}
+
+func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
+	scheme := metadatafake.NewTestScheme()
+	_ = metav1.AddMetaToScheme(scheme)
+	var metas []runtime.Object
+	for _, r := range captf {
+		metas = append(metas, objectMeta(r))
+	}
+	return &cluster{
+		client:   fake.NewClientset(objects...),
+		metadata: metadatafake.NewSimpleMetadataClient(scheme, metas...),
+	}
+}
+
+func (c *cluster) inspect(t *testing.T, s Scope) *Report {
+	t.Helper()
+	rep, err := (&Inspector{Client: c.client, Metadata: c.metadata}).Locks(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Locks: %v", err)
+	}
+	return rep
+}
+
+// only inspects a cluster expected to hold exactly one lock.
+func (c *cluster) only(t *testing.T) Result {
+	t.Helper()
+	rep := c.inspect(t, Scope{})
+	if len(rep.Results) != 1 {
+		t.Fatalf("got %d locks, want 1", len(rep.Results))
+	}
+	return rep.Results[0]
+}

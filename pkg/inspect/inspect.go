@@ -1,0 +1,173 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// Inspector reads locks from one cluster.
+type Inspector struct {
+	Client kubernetes.Interface
+	// Metadata lists CAPTF objects by metadata only: names are all the
+	// engine needs of them.
+	Metadata metadata.Interface
+	// PageSize for every list; DefaultPageSize when 0.
+	PageSize int64
+}
+
+// Scope selects the Leases to inspect.
+type Scope struct {
+	// Namespace, or "" for all namespaces.
+	Namespace string
+	// Selector is a label selector applied to the Leases.
+	Selector string
+	// AllWorkspaces lists every lock-tfstate-* Lease, not only workspace
+	// "default", the only one CAPTF uses.
+	AllWorkspaces bool
+}
+
+// Result is one lock: what was read, and what it means.
+type Result struct {
+	Facts    Facts
+	Decision Decision
+	// ActiveJob is the object's active runner Job, "" when none.
+	ActiveJob string
+	// Unreadable lists what RBAC (or the server) kept from being read.
+	Unreadable []string
+}
+
+// Report is the outcome of Locks.
+type Report struct {
+	Results []Result
+	// Warnings are one-line notes about reads that failed without making
+	// the verdicts wrong.
+	Warnings []string
+}
+
+// Locks reads every lock Lease in scope and classifies it. Its requests do
+// not grow with the number of Leases: one paged list each of Leases, the
+// three CAPTF kinds, runner Jobs and runner pods, plus one GET per own-pod
+// holder that the pod list did not return.
+func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
+	leases, err := i.listLeases(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	var parsed []Lease
+	for _, l := range leases {
+		p := ParseLease(l)
+		if s.AllWorkspaces || p.Workspace == object.DefaultWorkspace {
+			parsed = append(parsed, p)
+		}
+	}
+	rep := &Report{}
+	if len(parsed) == 0 {
+		return rep, nil
+	}
+	c, err := i.readContext(ctx, s.Namespace, needsPods(parsed))
+	if err != nil {
+		return nil, err
+	}
+	rep.Warnings = c.warnings
+	for _, l := range parsed {
+		r, err := i.result(ctx, c, l)
+		if err != nil {
+			return nil, err
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	sort.Slice(rep.Results, func(a, b int) bool {
+		x, y := rep.Results[a].Facts.Lease.Lease, rep.Results[b].Facts.Lease.Lease
+		if x.Namespace != y.Namespace {
+			return x.Namespace < y.Namespace
+		}
+		return x.Name < y.Name
+	})
+	return rep, nil
+}
+
+// clusterContext is what the lists around the Leases gave.
+type clusterContext struct {
+	owners   *owners
+	jobs     []*batchv1.Job
+	jobsErr  error
+	pods     map[string]*Pod
+	warnings []string
+}
+
+// readContext runs the lists the verdicts need, concurrently: they are
+// independent, and a big cluster pays for them in wall time.
+func (i *Inspector) readContext(ctx context.Context, namespace string, pods bool) (*clusterContext, error) {
+	c := &clusterContext{}
+	kinds := make([]kindList, len(object.Kinds))
+	var podsErr error
+	var wg sync.WaitGroup
+	for n, k := range object.Kinds {
+		wg.Go(func() { kinds[n] = i.listObjects(ctx, k, namespace) })
+	}
+	wg.Go(func() { c.jobs, c.jobsErr = i.listJobs(ctx, namespace) })
+	if pods {
+		wg.Go(func() { c.pods, podsErr = i.listRunnerPods(ctx, namespace) })
+	}
+	wg.Wait()
+	if podsErr != nil {
+		return nil, fmt.Errorf("%w; without pods no verdict can be given", podsErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.owners = newOwners(kinds)
+	for _, k := range kinds {
+		if k.err != nil {
+			c.warnings = append(c.warnings, k.err.Error()+"; its objects are shown as unreadable")
+		}
+	}
+	if c.jobsErr != nil {
+		c.warnings = append(c.warnings, c.jobsErr.Error()+"; active Jobs are shown as unreadable")
+	}
+	return c, nil
+}
+
+// needsPods is true when some lock names a host, so its pod may matter.
+func needsPods(ls []Lease) bool {
+	for _, l := range ls {
+		if l.Held && l.Info != nil && l.HostErr == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// result gathers one lock's facts, reading its holder pod by name when it
+// is an own-pod holder that the pod list did not return, and classifies it.
+func (i *Inspector) result(ctx context.Context, c *clusterContext, l Lease) (Result, error) {
+	ns := l.Lease.Namespace
+	f := Facts{Lease: l}
+	f.Owner, f.NoOwnerWhy = c.owners.resolve(l)
+	if l.Held && l.Info != nil && l.HostErr == nil {
+		f.Pod = c.pods[ns+"/"+l.Host]
+		if host, own := OwnPodHost(l, f.Owner); own && f.Pod == nil {
+			p, err := i.getPod(ctx, ns, host)
+			if err != nil {
+				return Result{}, fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Lease.Name)
+			}
+			f.Pod = p
+		}
+	}
+	r := Result{Facts: f, Decision: Classify(f)}
+	r.Unreadable = c.owners.unreadable(f.Owner)
+	if c.jobsErr != nil {
+		r.Unreadable = append(r.Unreadable, "jobs")
+	} else if f.Owner != nil {
+		r.ActiveJob = ActiveJob(c.jobs, f.Owner.Ref)
+	}
+	return r, nil
+}

@@ -1,0 +1,130 @@
+// Package inspect reads Terraform/OpenTofu lock Leases and classifies each
+// as CAPTF's controller would: Unlocked, Live, Stale, Foreign or Unknown.
+// It holds no command-line or printing code; every command takes its
+// verdicts from here.
+package inspect
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// Labels and annotations the kubernetes backend writes on its Leases.
+const (
+	LabelWorkspace    = "tfstateWorkspace"
+	LabelSecretSuffix = "tfstateSecretSuffix"
+	AnnotationLock    = "app.terraform.io/lock-info"
+)
+
+// Labels CAPTF passes to the backend, copied onto the Lease.
+const (
+	LabelOwnerKind = "captf.infrastructure.cluster.x-k8s.io/owner-kind"
+	LabelOwnerName = "captf.infrastructure.cluster.x-k8s.io/owner-name"
+	LabelManaged   = "captf.io/managed"
+)
+
+// Info is the lock-info annotation as CAPTF's controller decodes it: Go's
+// encoding/json into exactly these fields, so a wrongly typed one of them or
+// a Created that is not RFC 3339 fails the whole parse (and a wrongly typed
+// field the controller does not read does not).
+type Info struct {
+	ID        string
+	Operation string
+	Who       string
+	Version   string
+	Created   time.Time
+}
+
+// Lease is a lock Lease taken apart.
+type Lease struct {
+	Lease     *coordinationv1.Lease
+	Workspace string
+	Suffix    string
+	// Held is true when spec.holderIdentity is set, even to "".
+	Held bool
+	// ID is spec.holderIdentity: the ID the backend compares on unlock.
+	ID string
+	// Info is the parsed lock info; nil when the annotation is missing or
+	// does not parse, with InfoErr saying which.
+	Info    *Info
+	InfoErr error
+	// Host is the text after the last "@" of Who; HostErr says why there
+	// is none.
+	Host    string
+	HostErr error
+}
+
+// ErrNoLockInfo is InfoErr when the Lease has no lock-info annotation.
+var ErrNoLockInfo = errors.New("the Lease has no " + AnnotationLock + " annotation")
+
+// captfSuffix matches a CAPTF state suffix, to split a label-less Lease name.
+var captfSuffix = regexp.MustCompile(`-([0-9a-f]{16}-(c|m|mp))$`)
+
+// IsLockLease reports whether a Lease name is a Terraform/OpenTofu lock.
+func IsLockLease(name string) bool { return strings.HasPrefix(name, object.LockLeasePrefix) }
+
+// ParseLease takes a lock Lease apart. It never fails: whatever the holder
+// wrote into the Lease ends up in InfoErr or HostErr.
+func ParseLease(l *coordinationv1.Lease) Lease {
+	p := Lease{Lease: l}
+	p.Workspace, p.Suffix = workspaceAndSuffix(l)
+	if l.Spec.HolderIdentity == nil {
+		return p
+	}
+	p.Held, p.ID = true, *l.Spec.HolderIdentity
+	raw, ok := l.Annotations[AnnotationLock]
+	if !ok {
+		p.InfoErr = ErrNoLockInfo
+		return p
+	}
+	var info Info
+	if err := json.Unmarshal([]byte(raw), &info); err != nil {
+		p.InfoErr = fmt.Errorf("the lock info does not parse: %v", err)
+		return p
+	}
+	p.Info = &info
+	p.Host, p.HostErr = SplitWho(info.Who)
+	return p
+}
+
+// SplitWho returns the host of a lock's Who ("user@host"): the text after
+// its last "@". No "@", or nothing after it, means no host can be named.
+func SplitWho(who string) (string, error) {
+	i := strings.LastIndexByte(who, '@')
+	switch {
+	case i < 0:
+		return "", fmt.Errorf("Who %q has no \"@\"", who)
+	case i == len(who)-1:
+		return "", fmt.Errorf("Who %q names no host after its \"@\"", who)
+	}
+	return who[i+1:], nil
+}
+
+// workspaceAndSuffix reads both from the backend's labels; where a label is
+// missing it falls back to the name "lock-tfstate-<workspace>-<suffix>".
+// Both may contain "-", so the labels are the authority.
+func workspaceAndSuffix(l *coordinationv1.Lease) (workspace, suffix string) {
+	rest := strings.TrimPrefix(l.Name, object.LockLeasePrefix)
+	workspace, suffix = l.Labels[LabelWorkspace], l.Labels[LabelSecretSuffix]
+	switch {
+	case workspace != "" && suffix != "":
+	case suffix != "":
+		workspace = strings.TrimSuffix(rest, "-"+suffix)
+	case workspace != "":
+		suffix = strings.TrimPrefix(rest, workspace+"-")
+	case captfSuffix.MatchString(rest):
+		m := captfSuffix.FindStringSubmatchIndex(rest)
+		workspace, suffix = rest[:m[0]], rest[m[2]:]
+	default:
+		workspace, suffix, _ = strings.Cut(rest, "-")
+	}
+	return workspace, suffix
+}
