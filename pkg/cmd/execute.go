@@ -1,0 +1,41 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitError = 1
+	// ExitInterrupted is the shell's code for a command ended by Ctrl-C.
+	ExitInterrupted = 130
+)
+
+// Execute runs the root command and returns the process exit code. Errors
+// are printed as kubectl prints them: one line, "error: ...".
+func Execute(streams genericiooptions.IOStreams, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	root := NewCmdCaptf(streams)
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	err := root.ExecuteContext(ctx)
+	switch {
+	case err == nil:
+		return ExitOK
+	case ctx.Err() != nil:
+		fmt.Fprintln(streams.ErrOut, "error: interrupted")
+		return ExitInterrupted
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
+	return ExitError
+}

@@ -1,0 +1,137 @@
+package cmd
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+)
+
+type tableOptions struct {
+	wide, noHeaders, namespace, color bool
+	now                               time.Time
+}
+
+// verdictColors: Stale yellow, Foreign and Unknown red, Live green.
+var verdictColors = map[v1alpha1.Verdict]color.Attribute{
+	v1alpha1.Stale:   color.FgYellow,
+	v1alpha1.Foreign: color.FgRed,
+	v1alpha1.Unknown: color.FgRed,
+	v1alpha1.Live:    color.FgGreen,
+}
+
+// printTable prints kubectl's way: UPPERCASE headers, left aligned, 3-space
+// gaps, no wrapping, <none> for empty. Everything the holder wrote is
+// terminal-escaped.
+func printTable(w io.Writer, results []inspect.Result, o tableOptions) error {
+	if o.now.IsZero() {
+		o.now = time.Now()
+	}
+	header := []string{"OBJECT", "VERDICT", "HOLDER", "OPERATION", "AGE"}
+	if o.wide {
+		header = append(header, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "REASON")
+	}
+	if o.namespace {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
+	)
+	if !o.noHeaders {
+		t.Header(header)
+	}
+	for _, r := range results {
+		if err := t.Append(row(r.Lock(), o)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	// The renderer pads the last column; kubectl does not.
+	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " ")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func row(l v1alpha1.Lock, o tableOptions) []string {
+	obj, holder, op, age, id, version := "", "", "", "", "", ""
+	if l.Object != nil {
+		obj = strings.ToLower(l.Object.Kind) + "/" + l.Object.Name
+	}
+	if k := l.Lock; k != nil {
+		holder, op, id, version = k.Who, shortOperation(k.Operation), k.ID, k.Version
+		if k.Created != nil {
+			age = duration.HumanDuration(o.now.Sub(*k.Created))
+		} else {
+			age = "<unknown>"
+		}
+		if k.InfoID != "" && k.InfoID != k.ID {
+			id += " (info " + k.InfoID + ")"
+		}
+	}
+	verdict := string(l.Verdict)
+	if c, ok := verdictColors[l.Verdict]; ok && o.color {
+		cc := color.New(c)
+		cc.EnableColor()
+		verdict = cc.Sprint(verdict)
+	}
+	activeJob := l.ActiveJob
+	for _, u := range l.Unreadable {
+		if u == "jobs" {
+			activeJob = "<unreadable>"
+		}
+	}
+	cells := []string{none(obj), verdict, none(esc(holder)), none(esc(op)), none(age)}
+	if o.wide {
+		cells = append(cells, none(esc(id)), l.Name, none(esc(version)), none(activeJob), esc(l.Reason))
+	}
+	if o.namespace {
+		cells = append([]string{l.Namespace}, cells...)
+	}
+	return cells
+}
+
+// shortOperation is the lock's operation as kubectl users read it:
+// "apply" for OperationTypeApply; other values as they are.
+func shortOperation(op string) string {
+	if s, ok := strings.CutPrefix(op, "OperationType"); ok && s != "" {
+		return strings.ToLower(s)
+	}
+	return op
+}
+
+// esc makes holder-written text safe for a terminal and a one-line cell.
+func esc(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(printers.EscapeTerminal(s))
+}
+
+func none(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

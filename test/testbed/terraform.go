@@ -1,0 +1,187 @@
+package testbed
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Terraform runs the real terraform binary against the test-bed's
+// kubernetes backend. Every run sets CHECKPOINT_DISABLE=1, so terraform
+// makes no update-check look-ups: its only traffic is to the test server.
+type Terraform struct {
+	// Bin is the binary; "terraform" from PATH when empty.
+	Bin        string
+	Kubeconfig string
+	// Dir is where working directories are made.
+	Dir string
+}
+
+// Backend is one state: the backend's namespace and secret_suffix, and the
+// labels CAPTF would pass.
+type Backend struct {
+	Namespace string
+	Suffix    string
+	Labels    map[string]string
+}
+
+func (t Terraform) bin() (string, error) {
+	b := t.Bin
+	if b == "" {
+		b = "terraform"
+	}
+	p, err := exec.LookPath(b)
+	if err != nil {
+		return "", fmt.Errorf("the end-to-end tests need %s (v1.11.4) on PATH: %w", b, err)
+	}
+	return p, nil
+}
+
+func (t Terraform) env() []string {
+	return append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_INPUT=0")
+}
+
+// Init writes a configuration for the backend and runs `terraform init`
+// in a new working directory, which it returns. The configuration's only
+// resource is a terraform_data whose provisioner sleeps var.sleep seconds,
+// so an apply holds the lock for that long and needs no provider download.
+func (t Terraform) Init(ctx context.Context, b Backend) (string, error) {
+	dir, err := os.MkdirTemp(t.Dir, "tf-")
+	if err != nil {
+		return "", err
+	}
+	var labels strings.Builder
+	keys := make([]string, 0, len(b.Labels))
+	for k := range b.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&labels, "      %q = %q\n", k, b.Labels[k])
+	}
+	conf := fmt.Sprintf(`terraform {
+  backend "kubernetes" {
+    secret_suffix = %q
+    namespace     = %q
+    config_path   = %q
+    labels = {
+%s    }
+  }
+}
+
+variable "sleep" {
+  type    = number
+  default = 0
+}
+
+resource "terraform_data" "hold" {
+  input = timestamp()
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep}"
+  }
+}
+`, b.Suffix, b.Namespace, t.Kubeconfig, labels.String())
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(conf), 0o644); err != nil {
+		return "", err
+	}
+	if _, err := t.Run(ctx, dir, "init", "-input=false", "-no-color"); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Run runs terraform in dir and returns its combined output.
+func (t Terraform) Run(ctx context.Context, dir string, args ...string) (string, error) {
+	bin, err := t.bin()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, t.env()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("terraform %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// KilledLock leaves a real stale lock: it runs `terraform apply` with the
+// given hostname (a runner pod name, through `unshare --uts`, so Who is
+// root@<hostname>; or, with an empty hostname, this machine's own, as from
+// a workstation), waits until the Lease is held, and SIGKILLs terraform
+// and its provisioner. It returns the lock ID.
+func (t Terraform) KilledLock(ctx context.Context, kube kubernetes.Interface, dir string, b Backend, hostname string) (string, error) {
+	bin, err := t.bin()
+	if err != nil {
+		return "", err
+	}
+	apply := []string{bin, "apply", "-auto-approve", "-input=false", "-no-color", "-var", "sleep=300"}
+	var cmd *exec.Cmd
+	if hostname == "" {
+		cmd = exec.Command(apply[0], apply[1:]...)
+	} else {
+		// unshare without --fork execs in place: the shell, then terraform,
+		// keep the PID, in a UTS namespace of their own.
+		cmd = exec.Command("unshare", append([]string{"--uts", "sh", "-c", `hostname "$0" && exec "$@"`, hostname}, apply...)...)
+	}
+	var out syncBuffer
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, t.env(), &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kill := func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); <-done }
+
+	name := "lock-tfstate-default-" + b.Suffix
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			return "", fmt.Errorf("terraform apply ended before it held the lock: %v\n%s", err, out.String())
+		default:
+		}
+		l, err := kube.CoordinationV1().Leases(b.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && l.Spec.HolderIdentity != nil && l.Annotations["app.terraform.io/lock-info"] != "" &&
+			strings.Contains(out.String(), "Provisioning with 'local-exec'") {
+			kill()
+			return *l.Spec.HolderIdentity, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			kill()
+			return "", fmt.Errorf("terraform apply did not take the lock in time\n%s", out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that terraform's output goroutines and the
+// polling loop may share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
