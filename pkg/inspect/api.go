@@ -53,4 +53,3 @@ func (r Result) Lock() v1alpha1.Lock {
 	out.Holder = h
 	return out
 }
-

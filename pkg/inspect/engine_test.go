@@ -190,4 +190,3 @@ func TestNoLocks(t *testing.T) {
 		t.Errorf("%d requests, want 1", n)
 	}
 }
-
