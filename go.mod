@@ -11,6 +11,7 @@ require (
 	k8s.io/apimachinery v0.34.4
 	k8s.io/cli-runtime v0.34.4
 	k8s.io/client-go v0.34.4
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -73,5 +74,4 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.20.1 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )

@@ -84,13 +84,7 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 		}
 		rep.Results = append(rep.Results, r)
 	}
-	sort.Slice(rep.Results, func(a, b int) bool {
-		x, y := rep.Results[a].Facts.Lease.Lease, rep.Results[b].Facts.Lease.Lease
-		if x.Namespace != y.Namespace {
-			return x.Namespace < y.Namespace
-		}
-		return x.Name < y.Name
-	})
+	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
 	return rep, nil
 }
 
@@ -170,4 +164,27 @@ func (i *Inspector) result(ctx context.Context, c *clusterContext, l Lease) (Res
 		r.ActiveJob = ActiveJob(c.jobs, f.Owner.Ref)
 	}
 	return r, nil
+}
+
+// before orders results as a reader scans them: by namespace, then by
+// object (kind, then name; locks of no object last), then by Lease name,
+// which is a hash and says nothing to a reader.
+func (r Result) before(o Result) bool {
+	x, y := r.Facts.Lease.Lease, o.Facts.Lease.Lease
+	if x.Namespace != y.Namespace {
+		return x.Namespace < y.Namespace
+	}
+	if a, b := r.Facts.Owner, o.Facts.Owner; a != nil || b != nil {
+		switch {
+		case b == nil:
+			return true
+		case a == nil:
+			return false
+		case a.Ref.Kind.Name != b.Ref.Kind.Name:
+			return a.Ref.Kind.Name < b.Ref.Kind.Name
+		case a.Ref.Name != b.Ref.Name:
+			return a.Ref.Name < b.Ref.Name
+		}
+	}
+	return x.Name < y.Name
 }
