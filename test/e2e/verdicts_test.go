@@ -36,6 +36,9 @@ type expectation struct {
 	phase   string
 }
 
+// t0 is a lock time of 90 minutes ago, for hand-written lock info.
+var t0 = time.Now().Add(-90 * time.Minute)
+
 var (
 	seedOnce     sync.Once
 	seedErr      error
@@ -71,7 +74,7 @@ func seed(ctx context.Context) error {
 		return tf.KilledLock(ctx, admin.Kube, dir, b, host)
 	}
 	info := func(who string) *string {
-		s := testbed.LockInfo("6f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", who, time.Now().Add(-90*time.Minute))
+		s := testbed.LockInfo("6f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", who, t0)
 		return &s
 	}
 	id := "6f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
@@ -184,7 +187,10 @@ func seed(ctx context.Context) error {
 				return synthetic(r, &id, &s)
 			}},
 		{expectation{ref: ref(object.TerraformCluster, "empty-holder"), verdict: v1alpha1.Unknown, reason: `holderIdentity is "": Terraform treats the state as locked`},
-			func(r object.Ref) error { e := ""; return synthetic(r, &e, info("root@captf-c-empty-holder-apply-a1-d72d2a-x7k2p")) }},
+			func(r object.Ref) error {
+				e := ""
+				return synthetic(r, &e, info("root@captf-c-empty-holder-apply-a1-d72d2a-x7k2p"))
+			}},
 		{expectation{ref: ref(object.TerraformCluster, "no-at"), verdict: v1alpha1.Unknown, reason: `has no "@"`},
 			func(r object.Ref) error { return synthetic(r, &id, info("captf-c-no-at-apply-a1-d72d2a-x7k2p")) }},
 		// Stale, but nothing will clear it: the object is gone, or the IDs differ.
@@ -242,9 +248,14 @@ func locksJSON(t *testing.T, kubeconfig string, args ...string) *v1alpha1.LockLi
 	if res.code != 0 {
 		t.Fatalf("locks -o json: exit %d: %s", res.code, res.err)
 	}
+	return locksJSONFrom(t, res.out)
+}
+
+func locksJSONFrom(t *testing.T, out string) *v1alpha1.LockList {
+	t.Helper()
 	var list v1alpha1.LockList
-	if err := json.Unmarshal([]byte(res.out), &list); err != nil {
-		t.Fatalf("decoding %q: %v", res.out, err)
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("decoding %q: %v", out, err)
 	}
 	return &list
 }

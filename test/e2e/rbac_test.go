@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/test/testbed"
+)
+
+// grant binds a Role in the namespace to a user.
+func grant(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	ctx := context.Background()
+	name := "captf-e2e-" + user
+	_ = admin.Kube.RbacV1().RoleBindings(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	_ = admin.Kube.RbacV1().Roles(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if _, err := admin.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+	}
+	if _, err := admin.Kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(group string, resources ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: resources, Verbs: []string{"get", "list"}}
+}
+
+func userConfig(t *testing.T, user string) string {
+	t.Helper()
+	kc, err := bed.KubeconfigFor(user, verdictsNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc
+}
+
+// Leases and pods readable, CAPTF's objects and Jobs not: the verdicts
+// still come, with a one-line warning for each unreadable kind.
+func TestRBACDegrades(t *testing.T) {
+	seedVerdicts(t)
+	grant(t, verdictsNS, testbed.Viewer, read("coordination.k8s.io", "leases"), read("", "pods"))
+	res := captf(t, userConfig(t, testbed.Viewer), "locks", "-o", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.err)
+	}
+	warnings := strings.Split(strings.TrimSpace(res.err), "\n")
+	if len(warnings) != 4 {
+		t.Fatalf("want 4 warning lines (3 kinds, jobs), got:\n%s", res.err)
+	}
+	for _, w := range warnings {
+		if !strings.HasPrefix(w, "Warning: cannot list ") || !strings.Contains(w, `in namespace "verdicts"`) || !strings.Contains(w, "forbidden") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	list := locksJSONFrom(t, res.out)
+	for _, l := range list.Items {
+		if l.Name == object.LockLeaseName("default", ref(object.TerraformCluster, "stale-gone").Suffix()) {
+			// The pod name still names the object, but whether it exists,
+			// and so whether CAPTF clears the lock, is unknown.
+			if l.Verdict != v1alpha1.Stale || l.CAPTFClears || l.Object == nil || l.Object.Exists != nil || !strings.Contains(l.Reason, "could not be read") {
+				t.Errorf("stale lock read without object rights: %+v %q", l.Object, l.Reason)
+			}
+			if strings.Join(l.Unreadable, ",") != "terraformclusters,jobs" {
+				t.Errorf("unreadable %v", l.Unreadable)
+			}
+		}
+	}
+	table := captf(t, userConfig(t, testbed.Viewer), "locks", "-o", "wide")
+	if got := rowOf(t, table.out, "terraformcluster/stale-gone"); got[8] != "<unreadable>" {
+		t.Errorf("ACTIVE JOB %q", got[8])
+	}
+}
+
+// Without pods no verdict can be given: a one-line error naming them.
+func TestRBACNoPodsIsAnError(t *testing.T) {
+	seedVerdicts(t)
+	grant(t, verdictsNS, testbed.Nobody, read("coordination.k8s.io", "leases"))
+	res := captf(t, userConfig(t, testbed.Nobody), "locks")
+	if res.code != 1 || strings.Count(res.err, "\n") != 1 || res.out != "" ||
+		!strings.HasPrefix(res.err, `error: cannot list pods in namespace "verdicts" (the plugin needs list on pods)`) ||
+		!strings.Contains(res.err, `User "nobody" cannot list resource "pods"`) {
+		t.Errorf("exit %d, out %q, err %q", res.code, res.out, res.err)
+	}
+	// And without leases, the first read names them.
+	grant(t, verdictsNS, testbed.Nobody)
+	res = captf(t, userConfig(t, testbed.Nobody), "locks")
+	if res.code != 1 || !strings.HasPrefix(res.err, `error: cannot list leases in namespace "verdicts" (the plugin needs list on leases)`) {
+		t.Errorf("exit %d, err %q", res.code, res.err)
+	}
+}
