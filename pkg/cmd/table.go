@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fatih/color"
 	"github.com/olekukonko/tablewriter"
@@ -125,8 +127,29 @@ func shortOperation(op string) string {
 }
 
 // esc makes holder-written text safe for a terminal and a one-line cell.
+// cli-runtime's EscapeTerminal shows ESC as ^[ and CR as \r but lets the
+// other control characters through (BEL, backspace, C1's CSI), so those
+// are shown too: newline and tab as \n and \t, other C0 controls in caret
+// notation, C1 controls and bidi overrides (which reorder what the reader
+// sees) as \u escapes.
 func esc(s string) string {
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(printers.EscapeTerminal(s))
+	var b strings.Builder
+	for _, r := range printers.EscapeTerminal(s) {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte('^')
+			b.WriteByte(byte(r) ^ 0x40)
+		case (r >= 0x80 && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func none(s string) string {

@@ -65,14 +65,7 @@ func seed(ctx context.Context) error {
 	}
 	// realLock takes a real terraform lock for an object, with a hostname
 	// ("" for this machine's own, as a workstation).
-	realLock := func(r object.Ref, host string) (string, error) {
-		b := testbed.Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
-		dir, err := tf.Init(ctx, b)
-		if err != nil {
-			return "", err
-		}
-		return tf.KilledLock(ctx, admin.Kube, dir, b, host)
-	}
+	realLock := func(r object.Ref, host string) (string, error) { return tf.LockAs(ctx, admin.Kube, r, host) }
 	info := func(who string) *string {
 		s := testbed.LockInfo("6f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b", who, t0)
 		return &s

@@ -15,6 +15,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // Terraform runs the real terraform binary against the test-bed's
@@ -133,7 +135,8 @@ func (t Terraform) KilledLock(ctx context.Context, kube kubernetes.Interface, di
 	} else {
 		// unshare without --fork execs in place: the shell, then terraform,
 		// keep the PID, in a UTS namespace of their own.
-		cmd = exec.Command("unshare", append([]string{"--uts", "sh", "-c", `hostname "$0" && exec "$@"`, hostname}, apply...)...)
+		// Writing the UTS hostname through /proc needs no hostname binary.
+		cmd = exec.Command("unshare", append([]string{"--uts", "sh", "-c", `echo "$0" > /proc/sys/kernel/hostname && exec "$@"`, hostname}, apply...)...)
 	}
 	var out syncBuffer
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, t.env(), &out, &out
@@ -184,4 +187,15 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// LockAs initialises the object's state with the labels CAPTF passes and
+// leaves a lock held by host, as KilledLock does. It returns the lock ID.
+func (t Terraform) LockAs(ctx context.Context, kube kubernetes.Interface, r object.Ref, host string) (string, error) {
+	b := Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: OwnerLabels(r)}
+	dir, err := t.Init(ctx, b)
+	if err != nil {
+		return "", err
+	}
+	return t.KilledLock(ctx, kube, dir, b, host)
 }

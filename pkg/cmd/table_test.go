@@ -1,0 +1,153 @@
+package cmd
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// result classifies a hand-made lock the way the engine does.
+func result(ns, name string, owner *object.Ref, holder *string, info string, pod *inspect.Pod) inspect.Result {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	l.Spec.HolderIdentity = holder
+	if info != "" {
+		l.Annotations = map[string]string{inspect.AnnotationLock: info}
+	}
+	f := inspect.Facts{Lease: inspect.ParseLease(l), Pod: pod}
+	if owner != nil {
+		yes := true
+		f.Owner = &inspect.Owner{Ref: *owner, Exists: &yes, Via: "object"}
+	}
+	return inspect.Result{Facts: f, Decision: inspect.Classify(f)}
+}
+
+func ptr(s string) *string { return &s }
+
+func fixtures() []inspect.Result {
+	demo := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "demo"}
+	created := now.Add(-2 * time.Hour).Format(time.RFC3339Nano)
+	return []inspect.Result{
+		result("default", "lock-tfstate-default-"+demo.Suffix(), &demo, ptr("id-1"),
+			`{"ID":"id-1","Operation":"OperationTypeApply","Who":"root@captf-c-demo-apply-a1-d72d2a-x7k2p","Version":"1.11.4","Created":"`+created+`"}`, nil),
+		result("team-a", "lock-tfstate-default-x", nil, ptr("id-2"),
+			`{"ID":"id-2","Operation":"state-rm","Who":"evil\u001b]0;pwned\u0007\nuser@laptop","Version":"1.12.6","Created":"`+created+`"}`, nil),
+		result("team-a", "lock-tfstate-default-y", nil, nil, "", nil),
+	}
+}
+
+func render(t *testing.T, o tableOptions) string {
+	t.Helper()
+	o.now = now
+	var buf bytes.Buffer
+	if err := printTable(&buf, fixtures(), o); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestTable(t *testing.T) {
+	got := render(t, tableOptions{namespace: true})
+	want := `NAMESPACE   OBJECT                  VERDICT    HOLDER                                    OPERATION   AGE
+default     terraformcluster/demo   Stale      root@captf-c-demo-apply-a1-d72d2a-x7k2p   apply       120m
+team-a      <none>                  Foreign    evil^[]0;pwned^G\nuser@laptop             state-rm    120m
+team-a      <none>                  Unlocked   <none>                                    <none>      <none>
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The holder writes Who: escape sequences and newlines never reach the terminal.
+func TestTableEscapesHolderText(t *testing.T) {
+	for _, o := range []tableOptions{{}, {wide: true}} {
+		got := render(t, o)
+		if strings.ContainsAny(got, "\x1b\x07") || strings.Count(got, "\n") != 4 {
+			t.Errorf("unescaped:\n%q", got)
+		}
+	}
+}
+
+func TestTableWideAndNoHeaders(t *testing.T) {
+	got := render(t, tableOptions{wide: true, noHeaders: true})
+	lines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+	if len(lines) != 3 || strings.Contains(got, "VERDICT") {
+		t.Fatalf("got\n%s", got)
+	}
+	if !regexp.MustCompile(`id-1 +lock-tfstate-default-`).MatchString(lines[0]) || !strings.Contains(lines[0], "holder pod captf-c-demo-apply-a1-d72d2a-x7k2p no longer exists") {
+		t.Errorf("wide row %q", lines[0])
+	}
+}
+
+func TestTableColor(t *testing.T) {
+	got := render(t, tableOptions{color: true})
+	if !strings.Contains(got, "\x1b[33mStale\x1b[0m") || !strings.Contains(got, "\x1b[31mForeign\x1b[0m") || strings.Contains(got, "\x1b[0mUnlocked") {
+		t.Errorf("colours:\n%q", got)
+	}
+}
+
+func TestShortOperation(t *testing.T) {
+	for in, want := range map[string]string{
+		"OperationTypeApply": "apply", "OperationTypePlan": "plan", "OperationTypeRefresh": "refresh",
+		"OperationTypeInvalid": "invalid", "state-mv": "state-mv", "migration source state": "migration source state",
+		"OperationType": "OperationType", "": "",
+	} {
+		if got := shortOperation(in); got != want {
+			t.Errorf("shortOperation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestExecuteErrorsAreOneLine(t *testing.T) {
+	for _, args := range [][]string{
+		{"locks", "--bogus"},
+		{"locks", "extra-arg"},
+		{"locks", "--kubeconfig", "/nonexistent/kubeconfig"},
+		{"nosuchcommand"},
+	} {
+		s, _, out, errOut := genericiooptions.NewTestIOStreams()
+		if code := Execute(s, args); code != ExitError {
+			t.Errorf("%v: exit %d", args, code)
+		}
+		if e := errOut.String(); !strings.HasPrefix(e, "error: ") || strings.Count(e, "\n") != 1 || out.Len() != 0 {
+			t.Errorf("%v: stdout %q stderr %q", args, out.String(), e)
+		}
+	}
+}
+
+func TestHelpSaysKubectlCaptf(t *testing.T) {
+	s, _, out, _ := genericiooptions.NewTestIOStreams()
+	if code := Execute(s, []string{"locks", "--help"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(out.String(), "kubectl captf locks [flags]") || !strings.Contains(out.String(), "wide, name, json, yaml") {
+		t.Errorf("help:\n%s", out.String())
+	}
+}
+
+func TestEsc(t *testing.T) {
+	for in, want := range map[string]string{
+		"root@pod":          "root@pod",
+		"a\x1b[31mred":      "a^[[31mred",
+		"bell\x07":          "bell^G",
+		"back\bspace\x7f":   "back^Hspace^?",
+		"two\nlines\r\tx":   `two\nlines\r\tx`,
+		"c1\u009b2J":        `c1\u009b2J`,
+		"bidi\u202egnp.exe": `bidi\u202egnp.exe`,
+		"ünïcode@höst":      "ünïcode@höst",
+	} {
+		if got := esc(in); got != want {
+			t.Errorf("esc(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
