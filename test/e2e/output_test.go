@@ -200,3 +200,23 @@ func TestKubectlPluginDiscovery(t *testing.T) {
 		t.Errorf("help does not say kubectl captf:\n%s", help)
 	}
 }
+
+// Holder text is escaped in tables and kept exact in JSON.
+func TestHolderTextEscaped(t *testing.T) {
+	seedVerdicts(t)
+	kc := kubeconfigIn(t, verdictsNS)
+	for _, args := range [][]string{{"locks"}, {"locks", "-o", "wide"}} {
+		res := captf(t, kc, args...)
+		if strings.ContainsAny(res.out, "\x1b\x07") {
+			t.Errorf("%v: raw control characters in %q", args, res.out)
+		}
+		if got := rowOf(t, res.out, "terraformmachine/escapes"); got[2] != `mallory^[[2J^G\nfake@laptop` {
+			t.Errorf("%v: holder cell %q", args, got[2])
+		}
+	}
+	for _, l := range locksJSON(t, kc).Items {
+		if l.Object != nil && l.Object.Name == "escapes" && (l.Lock.Who != evilWho || l.Holder.Host != "laptop") {
+			t.Errorf("JSON who %q host %q", l.Lock.Who, l.Holder.Host)
+		}
+	}
+}

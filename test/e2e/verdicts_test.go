@@ -36,6 +36,9 @@ type expectation struct {
 	phase   string
 }
 
+// evilWho is a Who with a clear-screen escape, a bell and a newline.
+const evilWho = "mallory\x1b[2J\x07\nfake@laptop"
+
 // t0 is a lock time of 90 minutes ago, for hand-written lock info.
 var t0 = time.Now().Add(-90 * time.Minute)
 
@@ -196,6 +199,9 @@ func seed(ctx context.Context) error {
 				s := testbed.LockInfo("00000000-1111-2222-3333-444444444444", "root@captf-c-id-mismatch-apply-a1-d72d2a-x7k2p", time.Now())
 				return synthetic(r, &id, &s)
 			}},
+		// A holder who writes terminal escapes and a newline into Who.
+		{expectation{ref: ref(object.TerraformMachine, "escapes"), verdict: v1alpha1.Foreign, reason: "is not a runner pod of terraformmachine/escapes"},
+			func(r object.Ref) error { return synthetic(r, &id, info(evilWho)) }},
 		// A lock of a suffix no object owns, held from a workstation.
 		{expectation{ref: ref(object.TerraformCluster, "orphan"), noObj: true, verdict: v1alpha1.Foreign,
 			reason: "no CAPTF object owns suffix " + ref(object.TerraformCluster, "orphan").Suffix()},

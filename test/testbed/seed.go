@@ -2,7 +2,7 @@ package testbed
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -123,10 +123,18 @@ func (cs *Clients) LockLease(ctx context.Context, ns, suffix string, extraLabels
 	return cs.Kube.CoordinationV1().Leases(ns).Create(ctx, l, metav1.CreateOptions{})
 }
 
-// LockInfo is a lock-info annotation as Terraform writes it.
+// LockInfo is a lock-info annotation as Terraform writes it: compact JSON
+// of these fields, in this order.
 func LockInfo(id, who string, created time.Time) string {
-	return fmt.Sprintf(`{"ID":%q,"Operation":"OperationTypeApply","Info":"","Who":%q,"Version":"1.11.4","Created":%q,"Path":""}`,
-		id, who, created.UTC().Format(time.RFC3339Nano))
+	b, err := json.Marshal(struct {
+		ID, Operation, Info, Who, Version string
+		Created                           time.Time
+		Path                              string
+	}{id, "OperationTypeApply", "", who, "1.11.4", created.UTC(), ""})
+	if err != nil {
+		panic(err) // strings and a time always marshal
+	}
+	return string(b)
 }
 
 // RunnerJob creates a runner Job of the object, owned by it as CAPTF's are;
