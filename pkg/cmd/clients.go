@@ -14,6 +14,12 @@ func newInspector(flags *genericclioptions.ConfigFlags) (*inspect.Inspector, err
 	if err != nil {
 		return nil, err
 	}
+	// client-go's default of 5 requests a second would make the holder-pod
+	// GETs of a cluster with many stale locks crawl; the server's priority
+	// and fairness still guards it.
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -77,12 +77,15 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 		return nil, err
 	}
 	rep.Warnings = c.warnings
-	for _, l := range parsed {
-		r, err := i.result(ctx, c, l)
-		if err != nil {
-			return nil, err
-		}
-		rep.Results = append(rep.Results, r)
+	facts := make([]Facts, len(parsed))
+	for n, l := range parsed {
+		facts[n] = c.facts(l)
+	}
+	if err := i.readHolderPods(ctx, facts); err != nil {
+		return nil, err
+	}
+	for _, f := range facts {
+		rep.Results = append(rep.Results, c.result(f))
 	}
 	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
 	return rep, nil
@@ -140,22 +143,64 @@ func needsPods(ls []Lease) bool {
 	return false
 }
 
-// result gathers one lock's facts, reading its holder pod by name when it
-// is an own-pod holder that the pod list did not return, and classifies it.
-func (i *Inspector) result(ctx context.Context, c *clusterContext, l Lease) (Result, error) {
-	ns := l.Lease.Namespace
+// facts gathers one lock's facts from the lists: its owner, and the pod
+// its host names when the pod list returned it.
+func (c *clusterContext) facts(l Lease) Facts {
 	f := Facts{Lease: l}
 	f.Owner, f.NoOwnerWhy = c.owners.resolve(l)
 	if l.Held && l.Info != nil && l.HostErr == nil {
-		f.Pod = c.pods[ns+"/"+l.Host]
-		if host, own := OwnPodHost(l, f.Owner); own && f.Pod == nil {
-			p, err := i.getPod(ctx, ns, host)
-			if err != nil {
-				return Result{}, fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Lease.Name)
-			}
-			f.Pod = p
+		f.Pod = c.pods[l.Lease.Namespace+"/"+l.Host]
+	}
+	return f
+}
+
+// holderGets is how many holder pods are read by name at once.
+const holderGets = 16
+
+// readHolderPods reads by name, as the controller does, every own-pod
+// holder that the pod list did not return: a pod missing from a
+// label-filtered list may still exist. The GETs run concurrently, since a
+// cluster with many stale locks has one GET for each.
+func (i *Inspector) readHolderPods(ctx context.Context, facts []Facts) error {
+	var missing []*Facts
+	for n := range facts {
+		if _, own := OwnPodHost(facts[n].Lease, facts[n].Owner); own && facts[n].Pod == nil {
+			missing = append(missing, &facts[n])
 		}
 	}
+	errs := make([]error, len(missing))
+	sem := make(chan struct{}, holderGets)
+	var wg sync.WaitGroup
+	for n, f := range missing {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			l := f.Lease
+			p, err := i.getPod(ctx, l.Lease.Namespace, l.Host)
+			if err != nil {
+				errs[n] = fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Lease.Name)
+				return
+			}
+			f.Pod = p
+		})
+	}
+	wg.Wait()
+	return firstError(errs)
+}
+
+// firstError keeps one error of many, so a missing permission is said
+// once, in one line.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// result classifies one lock and adds what the lists say about it.
+func (c *clusterContext) result(f Facts) Result {
 	r := Result{Facts: f, Decision: Classify(f)}
 	r.Unreadable = c.owners.unreadable(f.Owner)
 	if c.jobsErr != nil {
@@ -163,7 +208,7 @@ func (i *Inspector) result(ctx context.Context, c *clusterContext, l Lease) (Res
 	} else if f.Owner != nil {
 		r.ActiveJob = ActiveJob(c.jobs, f.Owner.Ref)
 	}
-	return r, nil
+	return r
 }
 
 // before orders results as a reader scans them: by namespace, then by
