@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -119,8 +120,13 @@ func (i *Inspector) listRunnerPods(ctx context.Context, namespace string) (map[s
 }
 
 // getPod reads one pod by name, as the controller does; NotFound is an
-// answer (the pod is gone), any other failure is an error.
+// answer (the pod is gone), any other failure is an error. A host that
+// cannot be a pod name (whoever holds the lock writes it) names no pod and
+// is never sent to the server as a path.
 func (i *Inspector) getPod(ctx context.Context, namespace, name string) (*Pod, error) {
+	if len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return &Pod{Name: name}, nil
+	}
 	p, err := i.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return &Pod{Name: name}, nil

@@ -1,0 +1,50 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// NoLeaseError says a lock Lease does not exist: the state was never
+// initialised (or lives elsewhere), so nothing is locked.
+type NoLeaseError struct{ Namespace, Name string }
+
+func (e *NoLeaseError) Error() string {
+	return fmt.Sprintf("no lock Lease %s in namespace %q: nothing holds this state", e.Name, e.Namespace)
+}
+
+// Lock reads one lock Lease live and classifies it, with the same rules
+// and the same code as Locks. It reads the Lease, the namespace's CAPTF
+// objects and Jobs, and the pod its holder names, by name: a handful of
+// requests, whatever the size of the cluster.
+func (i *Inspector) Lock(ctx context.Context, namespace, name string) (*Result, []string, error) {
+	if !IsLockLease(name) {
+		return nil, nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>)", name, object.LockLeasePrefix)
+	}
+	lease, err := i.Client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil, &NoLeaseError{Namespace: namespace, Name: name}
+	}
+	if err != nil {
+		return nil, nil, readError("get", "leases", namespace, err)
+	}
+	c, err := i.readContext(ctx, namespace, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := c.facts(ParseLease(lease))
+	if l := f.Lease; l.Held && l.Info != nil && l.HostErr == nil {
+		// Any host that names a pod is reported; an own-pod holder's is
+		// the pod the controller reads.
+		if f.Pod, err = i.getPod(ctx, namespace, l.Host); err != nil {
+			return nil, nil, fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, name)
+		}
+	}
+	r := c.result(f)
+	return &r, c.warnings, nil
+}
