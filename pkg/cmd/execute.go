@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/signal"
 	"strings"
@@ -14,9 +15,14 @@ import (
 const (
 	ExitOK    = 0
 	ExitError = 1
+	// ExitRefused: a guard refused, or the lock changed while unlocking.
+	ExitRefused = 3
 	// ExitInterrupted is the shell's code for a command ended by Ctrl-C.
 	ExitInterrupted = 130
 )
+
+// errGuard ends a command whose output already said that a guard refused.
+var errGuard = errors.New("refused by a guard")
 
 // Execute runs the root command and returns the process exit code. Errors
 // are printed as kubectl prints them: one line, "error: ...".
@@ -32,6 +38,8 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, errGuard):
+		return ExitRefused
 	case ctx.Err() != nil:
 		fmt.Fprintln(streams.ErrOut, "error: interrupted")
 		return ExitInterrupted

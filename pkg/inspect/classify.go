@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -13,6 +14,8 @@ import (
 // Owner is the CAPTF object a lock was matched to, and how.
 type Owner struct {
 	Ref object.Ref
+	// UID is the object's, when it was listed.
+	UID types.UID
 	// Exists is false when the object was deleted or its kind is not
 	// served, nil when the object list could not be read.
 	Exists *bool

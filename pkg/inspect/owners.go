@@ -32,7 +32,7 @@ func (o *owners) resolve(l Lease) (*Owner, string) {
 	ns := l.Lease.Namespace
 	if r, ok := o.bySuffix[ns+"/"+l.Suffix]; ok {
 		yes := true
-		return &Owner{Ref: r, Exists: &yes, Via: "object"}, ""
+		return &Owner{Ref: r, UID: o.kinds[r.Kind.Name].uids[r], Exists: &yes, Via: "object"}, ""
 	}
 	if k, ok := object.KindByName(l.Lease.Labels[LabelOwnerKind]); ok {
 		if r := (object.Ref{Kind: k, Namespace: ns, Name: l.Lease.Labels[LabelOwnerName]}); r.Suffix() == l.Suffix {

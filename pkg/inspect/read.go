@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/pager"
 
@@ -62,17 +63,20 @@ type kindList struct {
 	// err is set when the list failed otherwise (RBAC, most often).
 	err   error
 	names []object.Ref
+	uids  map[object.Ref]types.UID
 }
 
 // listObjects lists one CAPTF kind's objects, metadata only.
 func (i *Inspector) listObjects(ctx context.Context, k object.Kind, namespace string) kindList {
-	r := kindList{kind: k, served: true}
+	r := kindList{kind: k, served: true, uids: map[object.Ref]types.UID{}}
 	res := i.Metadata.Resource(k.GVR()).Namespace(namespace)
 	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return res.List(ctx, o)
 	}, metav1.ListOptions{}, func(o runtime.Object) error {
 		m := o.(*metav1.PartialObjectMetadata)
-		r.names = append(r.names, object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name})
+		ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
+		r.names = append(r.names, ref)
+		r.uids[ref] = m.UID
 		return nil
 	})
 	switch {

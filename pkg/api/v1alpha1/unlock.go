@@ -1,0 +1,116 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Kind names of unlock's output.
+const (
+	UnlockResultKind     = "UnlockResult"
+	UnlockResultListKind = "UnlockResultList"
+)
+
+// Action is what unlock did, or would do.
+type Action string
+
+// The actions.
+const (
+	// ActionUnlocked: the lock was cleared.
+	ActionUnlocked Action = "Unlocked"
+	// WouldUnlock: a dry run whose guards let the unlock go ahead.
+	WouldUnlock Action = "WouldUnlock"
+	// AlreadyUnlocked: nobody held the lock; nothing was written.
+	AlreadyUnlocked Action = "AlreadyUnlocked"
+	// Refused: a guard refused; nothing was written.
+	Refused Action = "Refused"
+	// Conflict: the Lease changed between the read and the write; the
+	// server rejected the write, so nothing was written.
+	Conflict Action = "Conflict"
+)
+
+// UnlockResult is the outcome of unlocking one lock.
+type UnlockResult struct {
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the lock Lease's, as read before the write.
+	metav1.ObjectMeta `json:"metadata"`
+
+	Object  *ObjectRef `json:"object"`
+	Verdict Verdict    `json:"verdict"`
+	Reason  string     `json:"reason"`
+	// Lock is the lock as read, null when it was free.
+	Lock   *LockInfo `json:"lock"`
+	Holder *Holder   `json:"holder"`
+
+	Action  Action `json:"action"`
+	DryRun  bool   `json:"dryRun"`
+	Message string `json:"message"`
+	// Change is the write, made or planned; null when none is due.
+	Change *LeaseChange `json:"change"`
+	// Event is the name of the Event recorded after the unlock.
+	Event string `json:"event,omitempty"`
+	// Reconcile is the annotation patched onto the object, when asked.
+	Reconcile string `json:"reconcile,omitempty"`
+	// Warnings are failures that did not undo the unlock.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// LeaseChange is the unlock's write: the runtimes' own Unlock.
+type LeaseChange struct {
+	// ResourceVersion the update carries: the write fails if the Lease
+	// changed since it was read.
+	ResourceVersion string `json:"resourceVersion"`
+	// HolderIdentity is set from this value to null.
+	HolderIdentity string `json:"holderIdentity"`
+	// RemoveAnnotation is the only annotation removed.
+	RemoveAnnotation string `json:"removeAnnotation"`
+}
+
+// UnlockResultList is the outcome of `unlock --all-stale`.
+type UnlockResultList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata"`
+	Items           []UnlockResult `json:"items"`
+}
+
+// NewUnlockResultList returns an empty list with its type set.
+func NewUnlockResultList() *UnlockResultList {
+	l := &UnlockResultList{Items: []UnlockResult{}}
+	l.APIVersion, l.Kind = SchemeGroupVersion.String(), UnlockResultListKind
+	return l
+}
+
+// SetTypeMeta sets the result's apiVersion and kind.
+func (in *UnlockResult) SetTypeMeta() {
+	in.APIVersion, in.Kind = SchemeGroupVersion.String(), UnlockResultKind
+}
+
+// DeepCopyObject implements runtime.Object; results are printed, never
+// shared, so a shallow copy of the parts the printers read would do, but
+// the copy is made whole to honour the contract.
+func (in *UnlockResult) DeepCopyObject() runtime.Object {
+	out := *in
+	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	var l Lock
+	l.Object, l.Lock, l.Holder = in.Object, in.Lock, in.Holder
+	var c Lock
+	l.DeepCopyInto(&c)
+	out.Object, out.Lock, out.Holder = c.Object, c.Lock, c.Holder
+	if in.Change != nil {
+		ch := *in.Change
+		out.Change = &ch
+	}
+	out.Warnings = append([]string(nil), in.Warnings...)
+	return &out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (in *UnlockResultList) DeepCopyObject() runtime.Object {
+	out := *in
+	in.ListMeta.DeepCopyInto(&out.ListMeta)
+	out.Items = make([]UnlockResult, len(in.Items))
+	for i := range in.Items {
+		out.Items[i] = *in.Items[i].DeepCopyObject().(*UnlockResult)
+	}
+	return &out
+}

@@ -1,0 +1,67 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+var leaseGK = schema.GroupKind{Group: "coordination.k8s.io", Kind: "Lease"}
+
+// target is the lock an argument names.
+type target struct {
+	Namespace string
+	Lease     string
+	// Object is set when the argument named a CAPTF object.
+	Object *object.Ref
+	// Arg is the argument in kubectl's TYPE/NAME form, for messages and
+	// the commands printed as advice.
+	Arg string
+}
+
+// resolveTarget resolves `TYPE/NAME` or `TYPE NAME` as kubectl does,
+// through cli-runtime's resource builder and the cluster's RESTMapper: the
+// kind, singular, plural, group-qualified or short name of a CAPTF kind, or
+// lease/NAME for any Terraform lock Lease (which also works where CAPTF's
+// CRDs are not installed).
+func resolveTarget(flags *genericclioptions.ConfigFlags, namespace string, args []string) (*target, error) {
+	infos, err := resource.NewBuilder(flags).
+		Unstructured().
+		NamespaceParam(namespace).DefaultNamespace().
+		ResourceTypeOrNameArgs(false, args...).
+		SingleResourceType().
+		Flatten().
+		Do().Infos()
+	if err != nil {
+		return nil, err
+	}
+	if len(infos) != 1 {
+		return nil, fmt.Errorf("name exactly one object, not %d", len(infos))
+	}
+	info := infos[0]
+	gk := info.Mapping.GroupVersionKind.GroupKind()
+	t := &target{Namespace: info.Namespace}
+	switch {
+	case gk == leaseGK:
+		if !inspect.IsLockLease(info.Name) {
+			return nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>); CAPTF's own leases are never unlocked", info.Name, object.LockLeasePrefix)
+		}
+		t.Lease, t.Arg = info.Name, "lease/"+info.Name
+	case gk.Group == object.Group:
+		k, ok := object.KindByName(gk.Kind)
+		if !ok {
+			return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
+		}
+		r := object.Ref{Kind: k, Namespace: info.Namespace, Name: info.Name}
+		t.Object, t.Lease, t.Arg = &r, object.LockLeaseName(object.DefaultWorkspace, r.Suffix()), r.String()
+	default:
+		return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
+	}
+	return t, nil
+}

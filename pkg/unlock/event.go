@@ -1,0 +1,100 @@
+package unlock
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"unicode/utf8"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// Event fields of a recorded unlock.
+const (
+	EventReason     = "OperatorForceUnlocked"
+	EventAction     = "ForceUnlock"
+	EventController = "captf.io/kubectl-captf"
+)
+
+// recordEvent records a Warning Event about the object, or the Lease when
+// no object exists, naming the lock, its previous holder and operation,
+// and the user who asked.
+func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, error) {
+	l := r.Facts.Lease
+	regarding := corev1.ObjectReference{
+		APIVersion: "coordination.k8s.io/v1", Kind: "Lease",
+		Namespace: l.Lease.Namespace, Name: l.Lease.Name, UID: l.Lease.UID,
+	}
+	if o := r.Facts.Owner; o != nil && o.Exists != nil && *o.Exists {
+		regarding = corev1.ObjectReference{
+			APIVersion: object.Group + "/" + object.Version, Kind: o.Ref.Kind.Name,
+			Namespace: o.Ref.Namespace, Name: o.Ref.Name, UID: o.UID,
+		}
+	}
+	holder, op := "an unidentifiable holder", "an unknown operation"
+	if l.Info != nil {
+		holder, op = l.Info.Who, l.Info.Operation
+	}
+	user := u.user(ctx)
+	note := fmt.Sprintf("%s force-unlocked the state lock %s (Lease %s, verdict %s), held by %s for %s, with kubectl captf",
+		user, l.ID, l.Lease.Name, r.Decision.Verdict, holder, op)
+	host, _ := os.Hostname()
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{GenerateName: regarding.Name + ".", Namespace: regarding.Namespace},
+		EventTime:           metav1.NewMicroTime(u.now()),
+		ReportingController: EventController,
+		ReportingInstance:   truncate("kubectl-captf-"+host, 128),
+		Action:              EventAction,
+		Reason:              EventReason,
+		Type:                corev1.EventTypeWarning,
+		Regarding:           regarding,
+		Note:                truncate(note, 1024),
+	}
+	created, err := u.Client.EventsV1().Events(regarding.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	return created.Name, nil
+}
+
+// user names the requesting user through a SelfSubjectReview, when allowed.
+func (u *Unlocker) user(ctx context.Context) string {
+	r, err := u.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || r.Status.UserInfo.Username == "" {
+		return "an unidentified user"
+	}
+	return fmt.Sprintf("user %q", r.Status.UserInfo.Username)
+}
+
+// reconcile patches the reconcile annotation onto the object: any update
+// of it makes CAPTF's controller reconcile, and it does not watch Leases.
+func (u *Unlocker) reconcile(ctx context.Context, o *inspect.Owner) (string, error) {
+	value := u.now().UTC().Format("2006-01-02T15:04:05Z07:00")
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ReconcileAnnotation: value}}})
+	_, err := u.Dynamic.Resource(o.Ref.Kind.GVR()).Namespace(o.Ref.Namespace).Patch(ctx, o.Ref.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return "", err
+	}
+	return ReconcileAnnotation + "=" + value, nil
+}
+
+// truncate cuts s to at most n bytes on a rune boundary: holder-written
+// text must not push an Event past the API's limits.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
