@@ -47,9 +47,11 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	note := fmt.Sprintf("%s force-unlocked the state lock %s (Lease %s, verdict %s), held by %s for %s, with kubectl captf",
 		user, l.ID, l.Lease.Name, r.Decision.Verdict, holder, op)
 	host, _ := os.Hostname()
+	now := u.now()
 	ev := &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{GenerateName: regarding.Name + ".", Namespace: regarding.Namespace},
-		EventTime:           metav1.NewMicroTime(u.now()),
+		// Named as client-go's recorders name theirs: "<object>.<time in hex>".
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", regarding.Name, now.UnixNano()), Namespace: regarding.Namespace},
+		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: EventController,
 		ReportingInstance:   truncate("kubectl-captf-"+host, 128),
 		Action:              EventAction,

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
@@ -96,4 +99,28 @@ func kubeconfigIn(t *testing.T, ns string) string {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// machineHostname is this machine's hostname: the host of a workstation lock.
+func machineHostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// metadataClient is an admin metadata client, for driving the packages directly.
+func metadataClient(t *testing.T) metadata.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
