@@ -143,7 +143,6 @@ func (u *Unlocker) now() time.Time {
 	return time.Now()
 }
 
-
 // API renders the outcome in the captf.io/v1alpha1 output schema.
 func (o *Outcome) API() v1alpha1.UnlockResult {
 	l := o.Result.Lock()

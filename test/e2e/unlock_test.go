@@ -385,4 +385,3 @@ func TestUnlockRBAC(t *testing.T) {
 		t.Errorf("dry run: exit %d %s", res.code, res.err)
 	}
 }
-
