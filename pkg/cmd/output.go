@@ -44,6 +44,8 @@ func (f *outputFlags) addFlags(cmd *cobra.Command) {
 	cmd.Flags().Lookup("output").Usage = "Output format. One of: (" + strings.Join(dedupe(formats), ", ") + ")."
 	cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "Don't print headers (table output only).")
 	cmd.Flags().StringVar(&f.color, "color", colorAuto, "Colour the verdicts: auto (only on a terminal, NO_COLOR unset, TERM not dumb), always or never.")
+	_ = cmd.RegisterFlagCompletionFunc("color", completeValues(colorAuto, colorAlways, colorNever))
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues(dedupe(append([]string{"wide", "name"}, f.printFlags.AllowedFormats()...))...))
 }
 
 func (f *outputFlags) format() string { return *f.printFlags.OutputFormat }

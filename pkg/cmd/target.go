@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -23,6 +24,8 @@ type target struct {
 	// Arg is the argument in kubectl's TYPE/NAME form, for messages and
 	// the commands printed as advice.
 	Arg string
+	// Fetched is the object as the builder read it.
+	Fetched *unstructured.Unstructured
 }
 
 // resolveTarget resolves `TYPE/NAME` or `TYPE NAME` as kubectl does,
@@ -60,6 +63,7 @@ func resolveTarget(flags *genericclioptions.ConfigFlags, namespace string, args 
 		}
 		r := object.Ref{Kind: k, Namespace: info.Namespace, Name: info.Name}
 		t.Object, t.Lease, t.Arg = &r, object.LockLeaseName(object.DefaultWorkspace, r.Suffix()), r.String()
+		t.Fetched, _ = info.Object.(*unstructured.Unstructured)
 	default:
 		return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
 	}

@@ -83,7 +83,8 @@ func NewCmdUnlock(flags *genericclioptions.ConfigFlags, streams genericiooptions
 		Use:     "unlock (TYPE/NAME | TYPE NAME | lease/NAME | --all-stale) [--confirm]",
 		Short:   "Clear a state lock, refusing live holders and locks that changed",
 		Long:    unlockLong,
-		Example: unlockExample,
+		Example:           unlockExample,
+		ValidArgsFunction: completeTargets(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args, o.idGiven = args, cmd.Flags().Changed("id")
 			if err := o.Complete(); err != nil {
@@ -103,6 +104,7 @@ func NewCmdUnlock(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all-stale, every namespace.")
 	f.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+unlock.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
 	f.StringVarP(o.printFlags.OutputFormat, "output", "o", "", "Output format. One of: (json, yaml, name).")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("json", "yaml", "name"))
 	return cmd
 }
 
@@ -265,28 +267,29 @@ func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
 		}
 	}
 	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", l.Lease.Name, l.Lease.Namespace)
-	fmt.Fprintf(w, "Object:   %s\n", obj)
+	writeWrapped(w, "Object:   ", obj)
 	if l.Held {
-		fmt.Fprintf(w, "Holder:   %s\n", esc(unlock.Holder(l, now)))
+		writeWrapped(w, "Holder:   ", esc(unlock.Holder(l, now)))
 	}
-	fmt.Fprintf(w, "Verdict:  %s: %s\n", r.Decision.Verdict, esc(r.Decision.Reason))
+	writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+esc(r.Decision.Reason))
 	c := unlock.Change(l.Lease)
 	write := fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation %s; labels, other annotations and other fields unchanged",
 		l.Lease.Namespace, l.Lease.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
 	ns := l.Lease.Namespace
 	switch out.Action {
 	case v1alpha1.WouldUnlock:
-		fmt.Fprintf(w, "Would:    %s\n", esc(write))
-		fmt.Fprintf(w, "Dry run: nothing was written. To unlock: kubectl captf unlock %s -n %s%s --confirm\n", arg, ns, o.guardFlags())
+		writeWrapped(w, "Would:    ", esc(write))
+		fmt.Fprintln(w, "Dry run: nothing was written. To unlock:")
+		writeCommand(w, fmt.Sprintf("kubectl captf unlock %s -n %s%s --confirm", arg, ns, o.guardFlags()))
 	case v1alpha1.Refused:
-		fmt.Fprintf(w, "Refused:  %s\n", esc(out.Message))
+		writeWrapped(w, "Refused:  ", esc(out.Message))
 		fmt.Fprintln(w, "Nothing was written.")
 	case v1alpha1.AlreadyUnlocked:
 		fmt.Fprintln(w, "The lock is already free; nothing was written.")
 	case v1alpha1.Conflict:
-		fmt.Fprintf(w, "Conflict: %s. Look again: kubectl captf locks -n %s -o wide\n", out.Message, ns)
+		writeWrapped(w, "Conflict: ", out.Message+". Look again: kubectl captf explain "+arg+" -n "+ns)
 	case v1alpha1.ActionUnlocked:
-		fmt.Fprintf(w, "Unlocked: %s\n", esc(write))
+		writeWrapped(w, "Unlocked: ", esc(write))
 		if out.Event != "" {
 			fmt.Fprintf(w, "Recorded Event %s (reason %s).\n", out.Event, unlock.EventReason)
 		}
@@ -294,8 +297,8 @@ func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
 		case out.Reconcile != "":
 			fmt.Fprintf(w, "Annotated %s with %s: CAPTF's controller reconciles it now.\n", obj, out.Reconcile)
 		case r.Facts.Owner != nil && r.Facts.Owner.Exists != nil && *r.Facts.Owner.Exists:
-			fmt.Fprintf(w, "CAPTF's controller does not watch Leases; it sees the free lock at its next reconcile. To trigger one now:\n  kubectl annotate %s -n %s %s=%s --overwrite\n",
-				obj, ns, unlock.ReconcileAnnotation, now.UTC().Format(time.RFC3339))
+			writeWrapped(w, "", "CAPTF's controller does not watch Leases; it sees the free lock at its next reconcile. To trigger one now:")
+			writeCommand(w, fmt.Sprintf("kubectl annotate %s -n %s %s=%s --overwrite", obj, ns, unlock.ReconcileAnnotation, now.UTC().Format(time.RFC3339)))
 		}
 	}
 }

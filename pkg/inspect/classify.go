@@ -45,13 +45,6 @@ type Facts struct {
 	Pod *Pod
 }
 
-// Step is one check of the controller, in its order.
-type Step struct {
-	Check    string `json:"check"`
-	Observed string `json:"observed"`
-	Result   string `json:"result"`
-}
-
 // Decision is the verdict and its evidence.
 type Decision struct {
 	Verdict v1alpha1.Verdict
@@ -60,7 +53,7 @@ type Decision struct {
 	// CAPTFClears is true when the controller will clear the lock itself.
 	CAPTFClears bool
 	// Steps are the controller's checks as they went.
-	Steps []Step
+	Steps []v1alpha1.Step
 }
 
 // OwnPodHost returns the holder host when it is a pod of the owner's own
@@ -149,7 +142,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 }
 
 func (d *Decision) step(check, observed, result string) {
-	d.Steps = append(d.Steps, Step{Check: check, Observed: observed, Result: result})
+	d.Steps = append(d.Steps, v1alpha1.Step{Check: check, Observed: observed, Result: result})
 }
 
 func (d *Decision) done(v v1alpha1.Verdict, reason string) Decision {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,11 @@ func metadataClient(t *testing.T) metadata.Interface {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// flat folds wrapped human output back into one line: runs of white space
+// become one space and shell continuations disappear, so a test checks
+// what a reader reads, wherever the 100-column wrap fell.
+func flat(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, " \\\n", " ")), " ")
 }

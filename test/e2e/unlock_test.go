@@ -95,16 +95,16 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 	before := getLease(t, r)
 
 	dry := captf(t, kc, "unlock", "terraformcluster/demo")
-	if dry.code != 0 || !strings.Contains(dry.out, "Verdict:  Stale") ||
-		!strings.Contains(dry.out, fmt.Sprintf("Would:    update Lease unlock-stale/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation app.terraform.io/lock-info", before.Name, before.ResourceVersion, id)) ||
-		!strings.Contains(dry.out, "Dry run: nothing was written. To unlock: kubectl captf unlock terraformcluster/demo -n unlock-stale --confirm") {
+	if dry.code != 0 || !strings.Contains(flat(dry.out), "Verdict: Stale") ||
+		!strings.Contains(flat(dry.out), fmt.Sprintf("Would: update Lease unlock-stale/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation app.terraform.io/lock-info", before.Name, before.ResourceVersion, id)) ||
+		!strings.Contains(flat(dry.out), "Dry run: nothing was written. To unlock: kubectl captf unlock terraformcluster/demo -n unlock-stale --confirm") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.out, dry.err)
 	}
 	assertUnchanged(t, r, before)
 
 	res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm")
-	if res.code != 0 || !strings.Contains(res.out, "Unlocked: update Lease") || !strings.Contains(res.out, "Recorded Event") ||
-		!strings.Contains(res.out, "kubectl annotate terraformcluster/demo -n unlock-stale captf.io/unlocked-at=") {
+	if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked: update Lease") || !strings.Contains(flat(res.out), "Recorded Event") ||
+		!strings.Contains(flat(res.out), "kubectl annotate terraformcluster/demo -n unlock-stale captf.io/unlocked-at=") {
 		t.Fatalf("unlock: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	assertCleared(t, r, before)
@@ -130,7 +130,7 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 	}
 	// A second unlock finds it free and writes nothing.
 	before = getLease(t, r)
-	if res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm"); res.code != 0 || !strings.Contains(res.out, "already free; nothing was written") {
+	if res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm"); res.code != 0 || !strings.Contains(flat(res.out), "already free; nothing was written") {
 		t.Errorf("already free: exit %d\n%s", res.code, res.out)
 	}
 	assertUnchanged(t, r, before)
@@ -159,14 +159,14 @@ func TestUnlockRefusesLiveHolders(t *testing.T) {
 			kc := kubeconfigIn(t, ns)
 			for _, args := range [][]string{{}, {"--confirm"}, {"--confirm", "--id", id}} {
 				res := captf(t, kc, append([]string{"unlock", "terraformmachine/" + name}, args...)...)
-				if res.code != 3 || !strings.Contains(res.out, "Refused:  holder pod "+podName) || !strings.Contains(res.out, "two runs write the same state") {
+				if res.code != 3 || !strings.Contains(flat(res.out), "Refused: holder pod "+podName) || !strings.Contains(flat(res.out), "two runs write the same state") {
 					t.Errorf("%v: exit %d\n%s%s", args, res.code, res.out, res.err)
 				}
 			}
 			assertUnchanged(t, r, before)
 			if phase == "Running" {
 				res := captf(t, kc, "unlock", "terraformmachine/"+name, "--confirm", "--force")
-				if res.code != 0 || !strings.Contains(res.out, "Unlocked:") {
+				if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked:") {
 					t.Errorf("--force: exit %d\n%s%s", res.code, res.out, res.err)
 				}
 				assertCleared(t, r, before)
@@ -187,12 +187,12 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 	kc := kubeconfigIn(t, r.Namespace)
 	before := getLease(t, r)
 	res := captf(t, kc, "unlock", "terraformmachine/db", "--confirm")
-	if res.code != 3 || !strings.Contains(res.out, "A foreign lock may be mid-write") || !strings.Contains(res.out, "pass --id "+id) ||
-		!strings.Contains(res.out, `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
+	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "pass --id "+id) ||
+		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
 	res = captf(t, kc, "unlock", "terraformmachine/db", "--confirm", "--id", "00000000-0000-0000-0000-000000000000")
-	if res.code != 3 || !strings.Contains(res.out, `does not match the current lock ID "`+id+`": the lock is now held by "root@`) {
+	if res.code != 3 || !strings.Contains(flat(res.out), `does not match the current lock ID "`+id+`": the lock is now held by "root@`) {
 		t.Errorf("wrong --id: exit %d\n%s", res.code, res.out)
 	}
 	assertUnchanged(t, r, before)
@@ -211,7 +211,7 @@ func TestUnlockUnreadableInfoWithID(t *testing.T) {
 	syntheticLock(t, r, id, "", &junk)
 	kc := kubeconfigIn(t, r.Namespace)
 	before := getLease(t, r)
-	if res := captf(t, kc, "unlock", "terraformclusters.infrastructure.cluster.x-k8s.io/corrupt", "--confirm"); res.code != 3 || !strings.Contains(res.out, "the lock is Unknown") {
+	if res := captf(t, kc, "unlock", "terraformclusters.infrastructure.cluster.x-k8s.io/corrupt", "--confirm"); res.code != 3 || !strings.Contains(flat(res.out), "the lock is Unknown") {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
 	assertUnchanged(t, r, before)
@@ -235,7 +235,7 @@ func TestUnlockByLeaseName(t *testing.T) {
 	before := getLease(t, r)
 	lease := "lease/" + before.Name
 	res := captf(t, kc, "unlock", lease, "--confirm", "--reconcile")
-	if res.code != 0 || !strings.Contains(res.out, "no longer exists, so no controller will clear it") {
+	if res.code != 0 || !strings.Contains(flat(res.out), "no longer exists, so no controller will clear it") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	if !strings.Contains(res.err, "Warning: --reconcile: no existing CAPTF object to annotate") {
@@ -266,7 +266,7 @@ func TestUnlockReconcile(t *testing.T) {
 	r := newObject(t, "unlock-reconcile", object.TerraformCluster, "demo")
 	syntheticLock(t, r, "44444444-5555-6666-7777-888888888888", "root@captf-c-demo-apply-a1-d72d2a-x7k2p", nil)
 	res := captf(t, kubeconfigIn(t, r.Namespace), "unlock", "terraformcluster/demo", "--confirm", "--reconcile")
-	if res.code != 0 || !strings.Contains(res.out, "Annotated terraformcluster/demo with captf.io/unlocked-at=") {
+	if res.code != 0 || !strings.Contains(flat(res.out), "Annotated terraformcluster/demo with captf.io/unlocked-at=") {
 		t.Fatalf("exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	u, err := admin.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Get(context.Background(), "demo", metav1.GetOptions{})
@@ -343,12 +343,12 @@ func TestUnlockAllStale(t *testing.T) {
 	b1, b2 := getLease(t, stale1), getLease(t, stale2)
 
 	dry := captf(t, kc, "unlock", "--all-stale")
-	if dry.code != 0 || !strings.Contains(dry.out, "2 stale lock(s): 2 wouldunlock.") {
+	if dry.code != 0 || !strings.Contains(flat(dry.out), "2 stale lock(s): 2 wouldunlock.") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.out, dry.err)
 	}
 	assertUnchanged(t, stale1, b1)
 	res := captf(t, kc, "unlock", "--all-stale", "--confirm", "-o", "name")
-	if res.code != 0 || strings.Count(res.out, "\n") != 2 || !strings.Contains(res.out, "lease.coordination.k8s.io/"+b1.Name) || !strings.Contains(res.out, "lease.coordination.k8s.io/"+b2.Name) {
+	if res.code != 0 || strings.Count(res.out, "\n") != 2 || !strings.Contains(flat(res.out), "lease.coordination.k8s.io/"+b1.Name) || !strings.Contains(flat(res.out), "lease.coordination.k8s.io/"+b2.Name) {
 		t.Fatalf("exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	assertCleared(t, stale1, b1)

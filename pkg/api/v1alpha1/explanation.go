@@ -1,0 +1,117 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// ExplanationKind is the kind of explain's output.
+const ExplanationKind = "Explanation"
+
+// Explanation is `kubectl captf explain`: CAPTF's reasoning about one lock,
+// step by step, what the controller does next and what to do.
+type Explanation struct {
+	metav1.TypeMeta `json:",inline"`
+	// Metadata is the lock Lease's (name and namespace only when it does
+	// not exist).
+	metav1.ObjectMeta `json:"metadata"`
+
+	Object      *ObjectRef `json:"object"`
+	Lock        *LockInfo  `json:"lock"`
+	Holder      *Holder    `json:"holder"`
+	Verdict     Verdict    `json:"verdict"`
+	Reason      string     `json:"reason"`
+	CAPTFClears bool       `json:"captfClears"`
+	// Steps are the controller's checks, in its order.
+	Steps []Step `json:"steps"`
+	// ControllerAction is what CAPTF's controller does next.
+	ControllerAction string `json:"controllerAction"`
+	// Advice lists commands that fix or investigate it, copy-pasteable.
+	Advice []string `json:"advice"`
+	// Disagreement says where the object's condition contradicts what is
+	// observed now; empty when they agree.
+	Disagreement string  `json:"disagreement,omitempty"`
+	Context      Context `json:"context"`
+}
+
+// Step is one check of the controller.
+type Step struct {
+	Check    string `json:"check"`
+	Observed string `json:"observed"`
+	Result   string `json:"result"`
+}
+
+// Context is what else was read about the object, never written.
+type Context struct {
+	// StateReadable is the object's condition, null when it has none.
+	StateReadable *Condition `json:"stateReadable"`
+	// Events are the latest ForceUnlocked and StateLocked events about it.
+	Events []EventSummary `json:"events"`
+	// ActiveJob is the object's active runner Job, from status.activeJob
+	// or the Jobs it owns.
+	ActiveJob string `json:"activeJob"`
+	// RunLease is CAPTF's captf-run-<suffix> lease, null when absent.
+	RunLease *RunLease `json:"runLease"`
+	// StateSecrets are the names of the state Secrets (metadata only).
+	StateSecrets []string `json:"stateSecrets"`
+	// Unreadable says what could not be read, one line each.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// Condition is a status condition.
+type Condition struct {
+	Status             string     `json:"status"`
+	Reason             string     `json:"reason"`
+	Message            string     `json:"message"`
+	LastTransitionTime *time.Time `json:"lastTransitionTime"`
+}
+
+// EventSummary is one Event.
+type EventSummary struct {
+	Reason string     `json:"reason"`
+	Type   string     `json:"type"`
+	Note   string     `json:"note"`
+	Time   *time.Time `json:"time"`
+	Count  int32      `json:"count"`
+}
+
+// RunLease is CAPTF's run lease: which Job may run for the object.
+type RunLease struct {
+	Name       string `json:"name"`
+	Holder     string `json:"holder"`
+	Op         string `json:"op"`
+	AcquiredAt string `json:"acquiredAt"`
+}
+
+// SetTypeMeta sets the explanation's apiVersion and kind.
+func (in *Explanation) SetTypeMeta() {
+	in.APIVersion, in.Kind = SchemeGroupVersion.String(), ExplanationKind
+}
+
+// DeepCopyObject implements runtime.Object. Explanations are built, printed
+// and dropped; the copy shares nothing mutable that printers change, but is
+// made through the same deep copy of the lock fields as Lock's.
+func (in *Explanation) DeepCopyObject() runtime.Object {
+	out := *in
+	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	l := Lock{Object: in.Object, Lock: in.Lock, Holder: in.Holder}
+	var c Lock
+	l.DeepCopyInto(&c)
+	out.Object, out.Lock, out.Holder = c.Object, c.Lock, c.Holder
+	out.Steps = append([]Step(nil), in.Steps...)
+	out.Advice = append([]string(nil), in.Advice...)
+	out.Context.Events = append([]EventSummary(nil), in.Context.Events...)
+	out.Context.StateSecrets = append([]string(nil), in.Context.StateSecrets...)
+	out.Context.Unreadable = append([]string(nil), in.Context.Unreadable...)
+	if in.Context.StateReadable != nil {
+		c := *in.Context.StateReadable
+		out.Context.StateReadable = &c
+	}
+	if in.Context.RunLease != nil {
+		r := *in.Context.RunLease
+		out.Context.RunLease = &r
+	}
+	return &out
+}

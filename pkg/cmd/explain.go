@@ -1,0 +1,272 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/explain"
+)
+
+const explainExample = `  # Why is this object's state locked, and what to do about it
+  kubectl captf explain terraformcluster/demo -n infra
+
+  # Short names, plurals and group-qualified names work as in kubectl
+  kubectl captf explain terraformmachines.infrastructure.cluster.x-k8s.io web-1
+
+  # A lock whose object is gone, or where CAPTF's CRDs are not installed
+  kubectl captf explain lease/lock-tfstate-default-0b41ac905b337e94-c
+
+  # As a captf.io/v1alpha1 Explanation
+  kubectl captf explain tfc/demo -o yaml`
+
+// width is the column human output wraps at.
+const width = 100
+
+// ExplainOptions are the options of `kubectl captf explain`.
+type ExplainOptions struct {
+	configFlags *genericclioptions.ConfigFlags
+	printFlags  *genericclioptions.PrintFlags
+
+	args      []string
+	target    *target
+	explainer *explain.Explainer
+	genericiooptions.IOStreams
+}
+
+// NewCmdExplain is `kubectl captf explain`.
+func NewCmdExplain(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &ExplainOptions{configFlags: flags, printFlags: genericclioptions.NewPrintFlags(""), IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "explain (TYPE/NAME | TYPE NAME | lease/NAME)",
+		Short: "Explain a lock step by step, as CAPTF's controller decides, and what to do",
+		Long: `Explain one object's state lock: the checks CAPTF's controller makes, in its
+order and with what was observed for each, the verdict, what the controller
+will do next, and the commands that fix it. It also shows the object's
+StateReadable condition, the latest ForceUnlocked and StateLocked events, the
+active Job, CAPTF's run lease and the state Secrets' names. It never writes.`,
+		Example:           explainExample,
+		ValidArgsFunction: completeTargets(flags),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.args = args
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(o.printFlags.OutputFormat, "output", "o", "", "Output format. One of: (json, yaml).")
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("json", "yaml"))
+	return cmd
+}
+
+// Complete resolves the argument and builds the clients.
+func (o *ExplainOptions) Complete() error {
+	if len(o.args) == 0 {
+		return fmt.Errorf("name the object to explain (TYPE/NAME or lease/NAME)")
+	}
+	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	in, err := newInspector(o.configFlags)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.configFlags.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	o.explainer = &explain.Explainer{Inspector: in, Dynamic: dyn, Metadata: meta}
+	o.target, err = resolveTarget(o.configFlags, ns, o.args)
+	return err
+}
+
+// Validate checks the output format.
+func (o *ExplainOptions) Validate() error {
+	switch f := *o.printFlags.OutputFormat; f {
+	case "", "json", "yaml":
+		return nil
+	default:
+		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json, yaml", f)
+	}
+}
+
+// Run explains and prints.
+func (o *ExplainOptions) Run(ctx context.Context) error {
+	t := o.target
+	x, warnings, err := o.explainer.Explain(ctx, explain.Target{Namespace: t.Namespace, Lease: t.Lease, Object: t.Object, Fetched: t.Fetched, Arg: t.Arg})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
+	}
+	if *o.printFlags.OutputFormat != "" {
+		p, err := o.printFlags.ToPrinter()
+		if err != nil {
+			return err
+		}
+		return p.PrintObj(x, o.Out)
+	}
+	printExplanation(o.Out, x, t.Arg, time.Now())
+	return nil
+}
+
+// printExplanation prints for a reader, within 100 columns.
+func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time.Time) {
+	obj := "<none>"
+	if x.Object != nil {
+		obj = strings.ToLower(x.Object.Kind) + "/" + x.Object.Name
+		if x.Object.Exists != nil && !*x.Object.Exists {
+			obj += " (does not exist)"
+		}
+	}
+	field := func(label, text string) { writeWrapped(w, fmt.Sprintf("%-10s", label+":"), text) }
+	field("Object", obj+" in namespace "+x.Namespace)
+	field("Lock", "lease/"+x.Name)
+	if x.Lock != nil {
+		holder := x.Lock.Who
+		if x.Lock.InfoError != "" {
+			holder = "unreadable lock info"
+		}
+		id := x.Lock.ID
+		if x.Lock.InfoID != "" && x.Lock.InfoID != x.Lock.ID {
+			id += " (lock info says " + x.Lock.InfoID + ")"
+		}
+		field("Holder", esc(holder)+opAndAge(x.Lock, now))
+		field("Lock ID", esc(id))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "How CAPTF's controller checks it:")
+	for n, s := range x.Steps {
+		writeWrapped(w, fmt.Sprintf("  %d. ", n+1), esc(fmt.Sprintf("%s %s -> %s", s.Check, s.Observed, s.Result)))
+	}
+	fmt.Fprintln(w)
+	field("Verdict", string(x.Verdict)+": "+esc(x.Reason))
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "What CAPTF does next:")
+	writeWrapped(w, "  ", esc(x.ControllerAction))
+	if len(x.Advice) > 0 {
+		fmt.Fprintln(w, "What you can do:")
+		for _, a := range x.Advice {
+			if c, ok := strings.CutPrefix(a, "# "); ok {
+				writeWrapped(w, "  # ", esc(c))
+			} else {
+				writeCommand(w, esc(a))
+			}
+		}
+	}
+	if x.Disagreement != "" {
+		fmt.Fprintln(w)
+		writeWrapped(w, "Note: ", esc(x.Disagreement))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Context:")
+	c := x.Context
+	ctxField := func(label, text string) { writeWrapped(w, fmt.Sprintf("  %-15s", label+":"), text) }
+	if s := c.StateReadable; s != nil {
+		age := ""
+		if s.LastTransitionTime != nil {
+			age = ", " + duration.HumanDuration(now.Sub(*s.LastTransitionTime)) + " ago"
+		}
+		ctxField("StateReadable", esc(fmt.Sprintf("%s/%s%s: %s", s.Status, s.Reason, age, s.Message)))
+	} else {
+		ctxField("StateReadable", "<none>")
+	}
+	if len(c.Events) == 0 {
+		ctxField("Events", "no ForceUnlocked, StateLocked or OperatorForceUnlocked events")
+	}
+	for _, e := range c.Events {
+		age := ""
+		if e.Time != nil {
+			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
+		}
+		ctxField("Event", esc(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+	}
+	ctxField("Active Job", none(c.ActiveJob))
+	if r := c.RunLease; r != nil {
+		ctxField("Run lease", esc(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))
+	} else {
+		ctxField("Run lease", "<none>")
+	}
+	secrets := fmt.Sprintf("%d", len(c.StateSecrets))
+	if len(c.StateSecrets) > 0 {
+		secrets += ": " + strings.Join(c.StateSecrets, ", ")
+	}
+	ctxField("State Secrets", secrets)
+	for _, u := range c.Unreadable {
+		ctxField("Unreadable", esc(u))
+	}
+}
+
+func opAndAge(l *v1alpha1.LockInfo, now time.Time) string {
+	var parts []string
+	if l.Operation != "" {
+		parts = append(parts, shortOperation(l.Operation))
+	}
+	if l.Created != nil {
+		parts = append(parts, "for "+duration.HumanDuration(now.Sub(*l.Created)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + esc(strings.Join(parts, ", ")) + ")"
+}
+
+// writeWrapped writes text after a prefix, wrapped at width with the
+// continuation lines indented under the text.
+func writeWrapped(w io.Writer, prefix, text string) {
+	indent := strings.Repeat(" ", len(prefix))
+	line, empty := prefix, true
+	for _, word := range strings.Fields(text) {
+		if !empty && len(line)+1+len(word) > width {
+			fmt.Fprintln(w, line)
+			line, empty = indent, true
+		}
+		if !empty {
+			line += " "
+		}
+		line, empty = line+word, false
+	}
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}
+
+// writeCommand writes a shell command within width, breaking long ones with
+// backslash continuations so that they still paste as one command.
+func writeCommand(w io.Writer, cmd string) {
+	line := "  "
+	for n, word := range strings.Fields(cmd) {
+		if n > 0 && len(line)+1+len(word)+2 > width {
+			fmt.Fprintln(w, line+" \\")
+			line = "      " + word
+			continue
+		}
+		if n > 0 {
+			line += " "
+		}
+		line += word
+	}
+	fmt.Fprintln(w, line)
+}

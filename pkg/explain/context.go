@@ -1,0 +1,171 @@
+package explain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/unlock"
+)
+
+// Context reasons: the controller's two lock events, and the plugin's own.
+var contextReasons = []string{"ForceUnlocked", "StateLocked", unlock.EventReason}
+
+var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// readContext reads what surrounds the lock: the object's StateReadable
+// condition and active Job, the latest lock events about it, CAPTF's run
+// lease and the state Secrets' names. All of it is read only; a read that
+// fails is one line in Unreadable, never a guess.
+func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t Target, ref *object.Ref, r *inspect.Result) {
+	c := &x.Context
+	c.Events, c.StateSecrets = []v1alpha1.EventSummary{}, []string{}
+	suffix := ""
+	switch {
+	case ref != nil:
+		suffix = ref.Suffix()
+	case r != nil:
+		suffix = r.Facts.Lease.Suffix
+	}
+	if ref != nil {
+		e.readObject(ctx, c, t, ref)
+		e.readEvents(ctx, c, ref)
+	}
+	if suffix == "" {
+		return
+	}
+	runLease := "captf-run-" + suffix
+	l, err := e.Inspector.Client.CoordinationV1().Leases(t.Namespace).Get(ctx, runLease, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		c.RunLease = &v1alpha1.RunLease{Name: runLease, Op: l.Annotations["captf.io/lease-op"], AcquiredAt: l.Annotations["captf.io/lease-acquired-at"]}
+		if l.Spec.HolderIdentity != nil {
+			c.RunLease.Holder = *l.Spec.HolderIdentity
+		}
+	case !apierrors.IsNotFound(err):
+		c.Unreadable = append(c.Unreadable, "run lease "+runLease+": "+err.Error())
+	}
+	// Metadata only: the plugin never reads state data.
+	prefix := object.StateSecretName(object.DefaultWorkspace, suffix)
+	secrets, err := e.Metadata.Resource(secretsGVR).Namespace(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: inspect.LabelSecretSuffix + "=" + suffix})
+	if err != nil {
+		c.Unreadable = append(c.Unreadable, "state Secrets: "+err.Error())
+		return
+	}
+	for _, s := range secrets.Items {
+		if s.Name == prefix || strings.HasPrefix(s.Name, prefix+"-part-") {
+			c.StateSecrets = append(c.StateSecrets, s.Name)
+		}
+	}
+	sort.Strings(c.StateSecrets)
+}
+
+// readObject reads the object's StateReadable condition and status.activeJob.
+func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Target, ref *object.Ref) {
+	u := t.Fetched
+	if u == nil {
+		var err error
+		u, err = e.Dynamic.Resource(ref.Kind.GVR()).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			c.Unreadable = append(c.Unreadable, ref.String()+": "+err.Error())
+			return
+		}
+	}
+	if c.ActiveJob == "" {
+		c.ActiveJob, _, _ = unstructured.NestedString(u.Object, "status", "activeJob")
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range conds {
+		m, _ := raw.(map[string]any)
+		if m["type"] != "StateReadable" {
+			continue
+		}
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		cond := &v1alpha1.Condition{Status: str("status"), Reason: str("reason"), Message: str("message")}
+		if ts, err := time.Parse(time.RFC3339, str("lastTransitionTime")); err == nil {
+			cond.LastTransitionTime = &ts
+		}
+		c.StateReadable = cond
+	}
+}
+
+// readEvents keeps the latest event of each lock reason about the object,
+// from events.k8s.io/v1, or core/v1 where that cannot be read.
+func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *object.Ref) {
+	latest := map[string]v1alpha1.EventSummary{}
+	keep := func(s v1alpha1.EventSummary) {
+		if !wanted(s.Reason) {
+			return
+		}
+		if old, ok := latest[s.Reason]; !ok || (s.Time != nil && (old.Time == nil || s.Time.After(*old.Time))) {
+			latest[s.Reason] = s
+		}
+	}
+	sel := fields.Set{"regarding.kind": ref.Kind.Name, "regarding.name": ref.Name}.String()
+	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err == nil {
+		for _, ev := range evs.Items {
+			s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Note, Count: 1}
+			s.Time = firstTime(ev.EventTime.Time, ev.DeprecatedLastTimestamp.Time, ev.CreationTimestamp.Time)
+			if ev.Series != nil {
+				s.Count, s.Time = ev.Series.Count, firstTime(ev.Series.LastObservedTime.Time, ev.EventTime.Time)
+			}
+			keep(s)
+		}
+	} else {
+		sel = fields.Set{"involvedObject.kind": ref.Kind.Name, "involvedObject.name": ref.Name}.String()
+		core, cerr := e.Inspector.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if cerr != nil {
+			c.Unreadable = append(c.Unreadable, fmt.Sprintf("events: %v", err))
+			return
+		}
+		for _, ev := range core.Items {
+			keep(coreSummary(ev))
+		}
+	}
+	for _, reason := range contextReasons {
+		if s, ok := latest[reason]; ok {
+			c.Events = append(c.Events, s)
+		}
+	}
+}
+
+func coreSummary(ev corev1.Event) v1alpha1.EventSummary {
+	s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Message, Count: ev.Count}
+	s.Time = firstTime(ev.LastTimestamp.Time, ev.EventTime.Time, ev.CreationTimestamp.Time)
+	return s
+}
+
+func wanted(reason string) bool {
+	for _, r := range contextReasons {
+		if r == reason {
+			return true
+		}
+	}
+	return false
+}
+
+// firstTime is the first non-zero time, or nil.
+func firstTime(ts ...time.Time) *time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return &t
+		}
+	}
+	return nil
+}
