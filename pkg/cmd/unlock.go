@@ -80,9 +80,9 @@ func NewCmdUnlock(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	// Only -o of the print flags: the outcome is json, yaml or names.
 	o := &UnlockOptions{configFlags: flags, printFlags: genericclioptions.NewPrintFlags(""), IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:     "unlock (TYPE/NAME | TYPE NAME | lease/NAME | --all-stale) [--confirm]",
-		Short:   "Clear a state lock, refusing live holders and locks that changed",
-		Long:    unlockLong,
+		Use:               "unlock (TYPE/NAME | TYPE NAME | lease/NAME | --all-stale) [--confirm]",
+		Short:             "Clear a state lock, refusing live holders and locks that changed",
+		Long:              unlockLong,
 		Example:           unlockExample,
 		ValidArgsFunction: completeTargets(flags),
 		RunE: func(cmd *cobra.Command, args []string) error {
