@@ -1,11 +1,15 @@
 # kubectl-captf. The README's first lines: `make demo` and `make test`.
 GO ?= go
 BIN := bin/kubectl-captf
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+LDFLAGS := -s -w -X github.com/captf-io/kubectl-captf/pkg/version.Version=$(VERSION) \
+	-X github.com/captf-io/kubectl-captf/pkg/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown) \
+	-X github.com/captf-io/kubectl-captf/pkg/version.Date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build test unit e2e demo demo-stop testbed clean
+.PHONY: build test fuzz unit e2e demo demo-stop testbed release-check clean
 
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/kubectl-captf
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-captf
 
 # The whole suite: unit tests, then end-to-end tests against a real
 # kube-apiserver and etcd on 127.0.0.1 with locks taken by the real terraform.
@@ -15,6 +19,16 @@ test: testbed
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./pkg/...
 	$(GO) test -count=1 -timeout 30m ./test/...
+	$(MAKE) fuzz
+
+# Each fuzz target for a bounded time (FUZZTIME, 30s by default).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test ./pkg/runner -run '^$$' -fuzz '^FuzzOwnsPod$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/runner -run '^$$' -fuzz '^FuzzJobName$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzParseLockInfo$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzSplitWho$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzLeaseName$$' -fuzztime $(FUZZTIME)
 
 unit:
 	$(GO) test ./pkg/...
@@ -25,6 +39,11 @@ e2e: testbed
 # Builds (or finds in the cache) the test-bed's etcd and kube-apiserver.
 testbed:
 	@bash hack/testbed/build.sh >/dev/null
+
+# Proves offline that the plugin releases and installs through krew; tools
+# are built from the Go module proxy at pinned versions and cached.
+release-check:
+	bash hack/release/check.sh
 
 # A throw-away cluster with one lock of each verdict; `make demo-stop` ends it.
 demo: testbed

@@ -31,6 +31,6 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams))
+	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams), NewCmdVersion(streams))
 	return cmd
 }
