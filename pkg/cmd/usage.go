@@ -58,4 +58,3 @@ func flagTable(fs *pflag.FlagSet) string {
 	})
 	return b.String() + "\n"
 }
-
