@@ -3,17 +3,30 @@
 package cmd
 
 import (
+	"flag"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 )
 
 // NewCmdCaptf is the root command, `kubectl captf`. Its persistent flags are
 // cli-runtime's ConfigFlags, so every subcommand takes --kubeconfig,
 // --context, -n, --as, --request-timeout and the TLS flags as kubectl does.
 func NewCmdCaptf(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd, _ := newRoot(streams)
+	return cmd
+}
+
+func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *requestCounter) {
 	flags := genericclioptions.NewConfigFlags(true)
+	counter := newRequestCounter()
+	if counter != nil {
+		flags.WrapConfigFn = counter.wrap
+	}
 	cmd := &cobra.Command{
 		Use:   "captf",
 		Short: "See and safely clear the Terraform/OpenTofu state locks of CAPTF",
@@ -31,6 +44,17 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
+	addVerbosityFlag(cmd)
 	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams), NewCmdVersion(streams))
-	return cmd
+	return cmd, counter
+}
+
+// addVerbosityFlag adds kubectl's -v/--v: klog stays quiet unless asked,
+// and -v=6 traces every API request as kubectl's does.
+func addVerbosityFlag(cmd *cobra.Command) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	v := pflag.PFlagFromGoFlag(fs.Lookup("v"))
+	v.Shorthand = "v"
+	cmd.PersistentFlags().AddFlag(v)
 }

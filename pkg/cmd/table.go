@@ -117,11 +117,19 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 	return cells
 }
 
+// shortOperations are the runtimes' operation types, as a reader says them.
+var shortOperations = map[string]string{
+	"OperationTypeApply":   "apply",
+	"OperationTypePlan":    "plan",
+	"OperationTypeRefresh": "refresh",
+	"OperationTypeInvalid": "invalid",
+}
+
 // shortOperation is the lock's operation as kubectl users read it:
-// "apply" for OperationTypeApply; other values as they are.
+// "apply" for OperationTypeApply; any other value as it is.
 func shortOperation(op string) string {
-	if s, ok := strings.CutPrefix(op, "OperationType"); ok && s != "" {
-		return strings.ToLower(s)
+	if s, ok := shortOperations[op]; ok {
+		return s
 	}
 	return op
 }

@@ -100,7 +100,7 @@ func TestShortOperation(t *testing.T) {
 	for in, want := range map[string]string{
 		"OperationTypeApply": "apply", "OperationTypePlan": "plan", "OperationTypeRefresh": "refresh",
 		"OperationTypeInvalid": "invalid", "state-mv": "state-mv", "migration source state": "migration source state",
-		"OperationType": "OperationType", "": "",
+		"OperationType": "OperationType", "OperationTypeFutureThing": "OperationTypeFutureThing", "": "",
 	} {
 		if got := shortOperation(in); got != want {
 			t.Errorf("shortOperation(%q) = %q, want %q", in, got, want)

@@ -152,7 +152,10 @@ func readError(verb, resource, namespace string, err error) error {
 	if namespace != "" {
 		where = fmt.Sprintf("in namespace %q", namespace)
 	}
-	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("cannot %s %s %s: you must be logged in to the server (%w)", verb, resource, where, err)
+	case apierrors.IsForbidden(err):
 		return fmt.Errorf("cannot %s %s %s (the plugin needs %s on %s): %w", verb, resource, where, verb, resource, err)
 	}
 	return fmt.Errorf("cannot %s %s %s: %w", verb, resource, where, err)
