@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/captf-io/kubectl-captf/pkg/version.Version=$(VERS
 	-X github.com/captf-io/kubectl-captf/pkg/version.Commit=$(shell git rev-parse --short HEAD 2>/dev/null || echo unknown) \
 	-X github.com/captf-io/kubectl-captf/pkg/version.Date=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build test fuzz unit e2e demo demo-stop testbed release-check clean
+.PHONY: build test fuzz unit e2e bench demo demo-stop testbed release-check clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-captf
@@ -39,6 +39,10 @@ e2e: testbed
 # Builds (or finds in the cache) the test-bed's etcd and kube-apiserver.
 testbed:
 	@bash hack/testbed/build.sh >/dev/null
+
+# The benchmark of docs/benchmarks.md (about 15 minutes; not part of test).
+bench: testbed
+	$(GO) run ./hack/bench
 
 # Proves offline that the plugin releases and installs through krew; tools
 # are built from the Go module proxy at pinned versions and cached.

@@ -4,6 +4,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
@@ -20,7 +21,12 @@ func newInspector(flags *genericclioptions.ConfigFlags) (*inspect.Inspector, err
 	if cfg.QPS == 0 {
 		cfg.QPS, cfg.Burst = 50, 100
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	// Built-in types travel as protobuf: decoding tens of thousands of
+	// Leases and pods is several times cheaper than JSON.
+	typed := rest.CopyConfig(cfg)
+	typed.ContentType = "application/vnd.kubernetes.protobuf"
+	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(typed)
 	if err != nil {
 		return nil, err
 	}

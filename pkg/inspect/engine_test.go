@@ -142,13 +142,42 @@ func TestRequestsDoNotGrowWithLeases(t *testing.T) {
 		return lists, gets
 	}
 	l3, g3 := count(3)
+	l30, g30 := count(2 * holderGets)
 	l60, g60 := count(60)
-	if l3 != 6 || l60 != 6 {
-		t.Errorf("lists: %d for 3 locks, %d for 60; want 6 (leases, 3 kinds, jobs, pods)", l3, l60)
+	if l3 != 6 || l30 != 6 {
+		t.Errorf("lists: %d for 3 locks, %d for 32; want 6 (leases, 3 kinds, jobs, runner pods)", l3, l30)
 	}
-	// Odd-numbered holders are not in the pod list: one GET each.
-	if g3 != 1 || g60 != 30 {
-		t.Errorf("gets: %d for 3 locks, %d for 60; want 1 and 30", g3, g60)
+	// Odd-numbered holders are not in the pod list: one GET each, up to
+	// holderGets of them.
+	if g3 != 1 || g30 != holderGets {
+		t.Errorf("gets: %d for 3 locks, %d for 32; want 1 and %d", g3, g30, holderGets)
+	}
+	// Beyond that, one full pod list instead.
+	if l60 != 7 || g60 != 0 {
+		t.Errorf("60 locks: %d lists and %d gets; want 7 and 0", l60, g60)
+	}
+}
+
+// The full pod list proves absence and finds unlabelled live pods alike.
+func TestManyMissingHoldersUseOneFullList(t *testing.T) {
+	var objs []runtime.Object
+	var refs []object.Ref
+	for i := 0; i <= holderGets; i++ {
+		r := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: fmt.Sprintf("c%d", i)}
+		refs = append(refs, r)
+		objs = append(objs, held(r, fmt.Sprintf("root@captf-c-c%d-apply-a1-d72d2a-x7k2p", i)))
+	}
+	// c0's pod lost its labels but runs; the others are gone.
+	objs = append(objs, pod("default", "captf-c-c0-apply-a1-d72d2a-x7k2p", corev1.PodRunning, false))
+	rep := newCluster(objs, refs...).inspect(t, Scope{})
+	for _, r := range rep.Results {
+		want := v1alpha1.Stale
+		if r.Facts.Owner.Ref.Name == "c0" {
+			want = v1alpha1.Live
+		}
+		if r.Decision.Verdict != want {
+			t.Errorf("%s: %s (%s)", r.Facts.Owner.Ref.Name, r.Decision.Verdict, r.Decision.Reason)
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	for n, l := range parsed {
 		facts[n] = c.facts(l)
 	}
-	if err := i.readHolderPods(ctx, facts); err != nil {
+	if err := i.readHolderPods(ctx, s.Namespace, facts); err != nil {
 		return nil, err
 	}
 	for _, f := range facts {
@@ -154,19 +154,34 @@ func (c *clusterContext) facts(l Lease) Facts {
 	return f
 }
 
-// holderGets is how many holder pods are read by name at once.
+// holderGets is how many holder pods are read by name at once, and the
+// most that are: beyond it one full list of the pods in scope is cheaper.
 const holderGets = 16
 
-// readHolderPods reads by name, as the controller does, every own-pod
-// holder that the pod list did not return: a pod missing from a
-// label-filtered list may still exist. The GETs run concurrently, since a
-// cluster with many stale locks has one GET for each.
-func (i *Inspector) readHolderPods(ctx context.Context, facts []Facts) error {
+// readHolderPods settles every own-pod holder that the labelled pod list
+// did not return: a pod missing from a label-filtered list may still exist.
+// Only a read by name, as the controller does, or a full read of the pods
+// proves it gone. Up to holderGets of them are read by name, concurrently;
+// more (a cluster with many stale locks) take one unfiltered, paged list
+// of the pods in scope, so the requests do not grow with the locks.
+func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts []Facts) error {
 	var missing []*Facts
 	for n := range facts {
 		if _, own := OwnPodHost(facts[n].Lease, facts[n].Owner); own && facts[n].Pod == nil {
 			missing = append(missing, &facts[n])
 		}
+	}
+	if len(missing) > holderGets {
+		all, err := i.listPods(ctx, namespace, "")
+		if err != nil {
+			return fmt.Errorf("%w; without it the holders of %d locks cannot be told live or stale", err, len(missing))
+		}
+		for _, f := range missing {
+			if f.Pod = all[f.Lease.Lease.Namespace+"/"+f.Lease.Host]; f.Pod == nil {
+				f.Pod = &Pod{Name: f.Lease.Host}
+			}
+		}
+		return nil
 	}
 	errs := make([]error, len(missing))
 	sem := make(chan struct{}, holderGets)

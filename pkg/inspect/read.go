@@ -108,11 +108,16 @@ func (i *Inspector) listJobs(ctx context.Context, namespace string) ([]*batchv1.
 // A pod missing from this list is not proof that it is gone: the list is
 // filtered by label, and the controller looks pods up by name.
 func (i *Inspector) listRunnerPods(ctx context.Context, namespace string) (map[string]*Pod, error) {
+	return i.listPods(ctx, namespace, LabelManaged+"=true")
+}
+
+// listPods returns the pods in scope that match selector, by namespace/name.
+func (i *Inspector) listPods(ctx context.Context, namespace, selector string) (map[string]*Pod, error) {
 	out := map[string]*Pod{}
 	pods := i.Client.CoreV1().Pods(namespace)
 	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return pods.List(ctx, o)
-	}, metav1.ListOptions{LabelSelector: LabelManaged + "=true"}, func(o runtime.Object) error {
+	}, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error {
 		p := o.(*corev1.Pod)
 		out[p.Namespace+"/"+p.Name] = podFact(p)
 		return nil
