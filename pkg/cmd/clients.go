@@ -2,12 +2,37 @@ package cmd
 
 import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
+
+// clients are what the commands talk to the cluster with.
+type clients struct {
+	inspector *inspect.Inspector
+	dynamic   dynamic.Interface
+	metadata  metadata.Interface
+}
+
+// newClients builds every client from the kubeconfig flags.
+func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
+	in, err := newInspector(flags)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := flags.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{inspector: in, dynamic: dyn, metadata: in.Metadata}, nil
+}
 
 // newInspector builds the engine's clients from the kubeconfig flags.
 func newInspector(flags *genericclioptions.ConfigFlags) (*inspect.Inspector, error) {

@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
@@ -82,23 +80,11 @@ func (o *ExplainOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	in, err := newInspector(o.configFlags)
+	c, err := newClients(o.configFlags)
 	if err != nil {
 		return err
 	}
-	cfg, err := o.configFlags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	o.explainer = &explain.Explainer{Inspector: in, Dynamic: dyn, Metadata: meta}
+	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata}
 	o.target, err = resolveTarget(o.configFlags, ns, o.args)
 	return err
 }

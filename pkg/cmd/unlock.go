@@ -13,7 +13,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -118,19 +117,11 @@ func (o *UnlockOptions) Complete() error {
 	if o.AllNamespaces {
 		o.namespace = ""
 	}
-	in, err := newInspector(o.configFlags)
+	c, err := newClients(o.configFlags)
 	if err != nil {
 		return err
 	}
-	cfg, err := o.configFlags.ToRESTConfig()
-	if err != nil {
-		return err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	o.unlocker = &unlock.Unlocker{Inspector: in, Client: in.Client, Dynamic: dyn}
+	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.inspector.Client, Dynamic: c.dynamic}
 	if len(o.args) > 0 && !o.AllStale {
 		o.target, err = resolveTarget(o.configFlags, ns, o.args)
 	}

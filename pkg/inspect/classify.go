@@ -104,7 +104,7 @@ func Classify(f Facts) Decision {
 		d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref), err.Error(), "no")
 		reason := fmt.Sprintf("holder host %s is not a runner pod of %s", l.Host, ref)
 		if f.Pod != nil && f.Pod.Exists {
-			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, phase(f.Pod))
+			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, f.Pod.State())
 		}
 		return d.done(v1alpha1.Foreign, reason+"; CAPTF never clears it")
 	}
@@ -115,13 +115,13 @@ func Classify(f Facts) Decision {
 		d.step("Does the holder pod exist?", "pod "+l.Host+" is not found", "gone: stale")
 		return d.stale(f, fmt.Sprintf("holder pod %s no longer exists", l.Host))
 	}
-	d.step("Does the holder pod exist?", fmt.Sprintf("pod %s is %s", f.Pod.Name, phase(f.Pod)), "exists")
+	d.step("Does the holder pod exist?", fmt.Sprintf("pod %s is %s", f.Pod.Name, f.Pod.State()), "exists")
 	if f.Pod.Phase == corev1.PodSucceeded || f.Pod.Phase == corev1.PodFailed {
 		d.step("Has the pod finished?", "phase "+string(f.Pod.Phase), "finished: stale")
 		return d.stale(f, fmt.Sprintf("holder pod %s is %s", f.Pod.Name, f.Pod.Phase))
 	}
-	d.step("Has the pod finished?", phase(f.Pod), "alive")
-	return d.done(v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, phase(f.Pod)))
+	d.step("Has the pod finished?", f.Pod.State(), "alive")
+	return d.done(v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, f.Pod.State()))
 }
 
 // stale finishes a Stale decision, saying whether CAPTF will clear it.
@@ -150,8 +150,8 @@ func (d *Decision) done(v v1alpha1.Verdict, reason string) Decision {
 	return *d
 }
 
-// phase describes a pod's phase, noting a pending deletion.
-func phase(p *Pod) string {
+// State describes a pod's phase, noting a pending deletion.
+func (p *Pod) State() string {
 	s := string(p.Phase)
 	if s == "" {
 		s = "in no phase yet"

@@ -53,10 +53,10 @@ func Check(r inspect.Result, g Guard, now time.Time) (v1alpha1.Action, string) {
 	case v1alpha1.Live:
 		p := r.Facts.Pod
 		if g.Force {
-			return v1alpha1.ActionUnlocked, fmt.Sprintf("--force: clearing a lock whose holder pod %s is %s; the two runs may now write the same state", p.Name, podState(p))
+			return v1alpha1.ActionUnlocked, fmt.Sprintf("--force: clearing a lock whose holder pod %s is %s; the two runs may now write the same state", p.Name, p.State())
 		}
 		return v1alpha1.Refused, fmt.Sprintf("holder pod %s is %s: clearing its lock lets two runs write the same state; look at the pod (kubectl logs -n %s %s), or pass --force to clear it anyway",
-			p.Name, podState(p), l.Lease.Namespace, p.Name)
+			p.Name, p.State(), l.Lease.Namespace, p.Name)
 	}
 	// Foreign or Unknown.
 	if g.IDGiven {
@@ -76,17 +76,6 @@ func Holder(l inspect.Lease, now time.Time) string {
 		s += ", for " + duration.HumanDuration(now.Sub(l.Info.Created))
 	}
 	return s + fmt.Sprintf(", lock ID %q)", l.ID)
-}
-
-func podState(p *inspect.Pod) string {
-	s := string(p.Phase)
-	if s == "" {
-		s = "in no phase yet"
-	}
-	if p.Terminating {
-		s += " and terminating"
-	}
-	return s
 }
 
 // quoteID quotes an ID for a shell only when it needs it (an empty one).
