@@ -204,3 +204,11 @@ func TestActiveJobIsShownNotDecisive(t *testing.T) {
 		t.Errorf("active job %q", r.ActiveJob)
 	}
 }
+
+// A 1 MiB lock info (the API server caps annotations at 256 KiB, so only
+// a fake carries one) parses like any other.
+func TestHugeLockInfo(t *testing.T) {
+	info := `{"ID":"` + lockID + `","Who":"root@` + demoPod + `","Info":"` + strings.Repeat("x", 1<<20) + `"}`
+	r := newCluster([]runtime.Object{lease(demo, ptr(lockID), &info)}, demo).only(t)
+	want(t, r, v1alpha1.Stale, "no longer exists")
+}
