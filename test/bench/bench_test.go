@@ -46,13 +46,14 @@ func TestBenchmarkSmall(t *testing.T) {
 	if got := rows["explain"].Median.Requests; got < 7 || got > 10 {
 		t.Errorf("explain: %d requests", got)
 	}
-	// kubectl's requests are read from its own log: one list, and two
-	// GETs per lock of the loop.
+	// kubectl's requests are read from its own log: one list, and at
+	// least the two GETs per lock of the loop (kubectl adds some of its
+	// own, for example around a pod that is not found).
 	if got := rows["leases"].Median.Requests; got != 1 {
 		t.Errorf("kubectl get leases: %d requests", got)
 	}
-	if got := rows["loop"].Median.Requests; got != 8 {
-		t.Errorf("loop: %d requests, want 8", got)
+	if got := rows["loop"].Median.Requests; got < 2*c.Loop {
+		t.Errorf("loop: %d requests, want at least %d", got, 2*c.Loop)
 	}
 	md := rep.Markdown(time.Now())
 	if !strings.Contains(md, "| kubectl captf locks -A -o json |") || !strings.Contains(md, "The manual loop takes") {
