@@ -191,6 +191,16 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 		}
 		ctxField("Event", esc(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
 	}
+	if x.Holder != nil && x.Holder.Death != nil {
+		ctxField("Runner end", esc(x.Holder.Death.Summary))
+	}
+	for _, e := range c.RunnerEvents {
+		age := ""
+		if e.Time != nil {
+			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
+		}
+		ctxField("Runner event", esc(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+	}
 	ctxField("Active Job", none(c.ActiveJob))
 	if r := c.RunLease; r != nil {
 		ctxField("Run lease", esc(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))

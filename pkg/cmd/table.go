@@ -41,7 +41,7 @@ func printTable(w io.Writer, results []inspect.Result, o tableOptions) error {
 	}
 	header := []string{"OBJECT", "VERDICT", "HOLDER", "OPERATION", "AGE"}
 	if o.wide {
-		header = append(header, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "REASON")
+		header = append(header, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "RUNNER END", "REASON")
 	}
 	if o.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
@@ -109,7 +109,11 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 	}
 	cells := []string{none(obj), verdict, none(esc(holder)), none(esc(op)), none(age)}
 	if o.wide {
-		cells = append(cells, none(esc(id)), l.Name, none(esc(version)), none(activeJob), esc(l.Reason))
+		death := ""
+		if l.Holder != nil && l.Holder.Death != nil {
+			death = l.Holder.Death.Summary
+		}
+		cells = append(cells, none(esc(id)), l.Name, none(esc(version)), none(activeJob), none(esc(death)), esc(l.Reason))
 	}
 	if o.namespace {
 		cells = append([]string{l.Namespace}, cells...)

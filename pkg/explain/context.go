@@ -11,12 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
@@ -41,7 +41,7 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 	}
 	if ref != nil {
 		e.readObject(ctx, c, t, ref)
-		e.readEvents(ctx, c, ref)
+		e.readEvents(ctx, c, ref, runnerNames(r))
 	}
 	if suffix == "" {
 		return
@@ -104,20 +104,20 @@ func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Targe
 	}
 }
 
-// readEvents keeps the latest event of each lock reason about the object,
-// from events.k8s.io/v1, or core/v1 where that cannot be read.
-func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *object.Ref) {
-	latest := map[string]v1alpha1.EventSummary{}
-	keep := func(s v1alpha1.EventSummary) {
-		if !wanted(s.Reason) {
-			return
-		}
-		if old, ok := latest[s.Reason]; !ok || (s.Time != nil && (old.Time == nil || s.Time.After(*old.Time))) {
-			latest[s.Reason] = s
-		}
+// runnerReasons are the events that say how a runner pod or Job ended.
+var runnerReasons = []string{"Killing", "Evicted", "Preempting", "NodeNotReady", "OOMKilling", "DeadlineExceeded", "BackoffLimitExceeded", "Failed"}
+
+// readEvents reads the namespace's events once (events.k8s.io/v1, or
+// core/v1 where that cannot be read) and keeps the latest of each lock
+// reason about the object and of each ending reason about the runner pod
+// or Job: one request, whatever it keeps.
+func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *object.Ref, runner []string) {
+	type about struct{ kind, name string }
+	var all []struct {
+		about about
+		s     v1alpha1.EventSummary
 	}
-	sel := fields.Set{"regarding.kind": ref.Kind.Name, "regarding.name": ref.Name}.String()
-	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		for _, ev := range evs.Items {
 			s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Note, Count: 1}
@@ -125,24 +125,55 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 			if ev.Series != nil {
 				s.Count, s.Time = ev.Series.Count, firstTime(ev.Series.LastObservedTime.Time, ev.EventTime.Time)
 			}
-			keep(s)
+			all = append(all, struct {
+				about about
+				s     v1alpha1.EventSummary
+			}{about{ev.Regarding.Kind, ev.Regarding.Name}, s})
 		}
 	} else {
-		sel = fields.Set{"involvedObject.kind": ref.Kind.Name, "involvedObject.name": ref.Name}.String()
-		core, cerr := e.Inspector.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+		core, cerr := e.Inspector.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 		if cerr != nil {
 			c.Unreadable = append(c.Unreadable, fmt.Sprintf("events: %v", err))
 			return
 		}
 		for _, ev := range core.Items {
-			keep(coreSummary(ev))
+			all = append(all, struct {
+				about about
+				s     v1alpha1.EventSummary
+			}{about{ev.InvolvedObject.Kind, ev.InvolvedObject.Name}, coreSummary(ev)})
 		}
 	}
-	for _, reason := range contextReasons {
-		if s, ok := latest[reason]; ok {
-			c.Events = append(c.Events, s)
+	objectEvents, runnerEvents := latestEvents{}, latestEvents{}
+	for _, ev := range all {
+		switch {
+		case ev.about == about{ref.Kind.Name, ref.Name} && contains(contextReasons, ev.s.Reason):
+			objectEvents.keep(ev.s)
+		case (ev.about.kind == "Pod" || ev.about.kind == "Job") && contains(runner, ev.about.name) && contains(runnerReasons, ev.s.Reason):
+			runnerEvents.keep(ev.s)
 		}
 	}
+	c.Events = objectEvents.in(contextReasons)
+	c.RunnerEvents = runnerEvents.in(runnerReasons)
+}
+
+// latestEvents keeps the latest event of each reason.
+type latestEvents map[string]v1alpha1.EventSummary
+
+func (l latestEvents) keep(s v1alpha1.EventSummary) {
+	if old, ok := l[s.Reason]; !ok || (s.Time != nil && (old.Time == nil || s.Time.After(*old.Time))) {
+		l[s.Reason] = s
+	}
+}
+
+// in returns the kept events in the order of reasons.
+func (l latestEvents) in(reasons []string) []v1alpha1.EventSummary {
+	out := []v1alpha1.EventSummary{}
+	for _, r := range reasons {
+		if s, ok := l[r]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func coreSummary(ev corev1.Event) v1alpha1.EventSummary {
@@ -151,9 +182,9 @@ func coreSummary(ev corev1.Event) v1alpha1.EventSummary {
 	return s
 }
 
-func wanted(reason string) bool {
-	for _, r := range contextReasons {
-		if r == reason {
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
 			return true
 		}
 	}
@@ -168,4 +199,20 @@ func firstTime(ts ...time.Time) *time.Time {
 		}
 	}
 	return nil
+}
+
+// runnerNames are the holder pod and its Job, for an own-pod holder.
+func runnerNames(r *inspect.Result) []string {
+	if r == nil {
+		return nil
+	}
+	host, own := inspect.OwnPodHost(r.Facts.Lease, r.Facts.Owner)
+	if !own {
+		return nil
+	}
+	p, err := runner.ParsePodName(host)
+	if err != nil {
+		return []string{host}
+	}
+	return []string{host, p.Job}
 }

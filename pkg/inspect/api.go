@@ -50,6 +50,7 @@ func (r Result) Lock() v1alpha1.Lock {
 	if p := f.Pod; p != nil && (p.Exists || h.OwnPod) {
 		h.Pod, h.PodExists, h.PodPhase, h.Terminating = p.Name, p.Exists, string(p.Phase), p.Terminating
 	}
+	h.Death = r.Death
 	out.Holder = h
 	return out
 }

@@ -30,6 +30,9 @@ type Pod struct {
 	Exists      bool
 	Phase       corev1.PodPhase
 	Terminating bool
+	// Status and Node are kept for the death evidence of finished pods.
+	Status *corev1.PodStatus
+	Node   string
 }
 
 // Facts is everything the verdict depends on, read beforehand.

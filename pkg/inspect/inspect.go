@@ -10,6 +10,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -42,6 +44,8 @@ type Result struct {
 	ActiveJob string
 	// Unreadable lists what RBAC (or the server) kept from being read.
 	Unreadable []string
+	// Death is why a Stale lock's runner died, where the cluster says.
+	Death *v1alpha1.Death
 }
 
 // Report is the outcome of Locks.
@@ -217,6 +221,7 @@ func firstError(errs []error) error {
 // result classifies one lock and adds what the lists say about it.
 func (c *clusterContext) result(f Facts) Result {
 	r := Result{Facts: f, Decision: Classify(f)}
+	r.Death = Death(r, c.jobs, c.jobsErr == nil)
 	r.Unreadable = c.owners.unreadable(f.Owner)
 	if c.jobsErr != nil {
 		r.Unreadable = append(r.Unreadable, "jobs")

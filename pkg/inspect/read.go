@@ -147,7 +147,11 @@ func (i *Inspector) getPod(ctx context.Context, namespace, name string) (*Pod, e
 }
 
 func podFact(p *corev1.Pod) *Pod {
-	return &Pod{Name: p.Name, Exists: true, Phase: p.Status.Phase, Terminating: p.DeletionTimestamp != nil}
+	f := &Pod{Name: p.Name, Exists: true, Phase: p.Status.Phase, Terminating: p.DeletionTimestamp != nil, Node: p.Spec.NodeName}
+	if f.Phase == corev1.PodSucceeded || f.Phase == corev1.PodFailed {
+		f.Status = &p.Status // only a finished pod's end is evidence
+	}
+	return f
 }
 
 // readError says which read failed and keeps the server's own message,

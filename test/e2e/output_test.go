@@ -68,13 +68,15 @@ func TestLocksWide(t *testing.T) {
 	seedVerdicts(t)
 	res := captf(t, kubeconfigIn(t, verdictsNS), "locks", "-o", "wide")
 	header := regexp.MustCompile(` {3,}`).Split(strings.SplitN(res.out, "\n", 2)[0], -1)
-	if strings.Join(header, ",") != "OBJECT,VERDICT,HOLDER,OPERATION,AGE,LOCK ID,LEASE,VERSION,ACTIVE JOB,REASON" {
+	if strings.Join(header, ",") != "OBJECT,VERDICT,HOLDER,OPERATION,AGE,LOCK ID,LEASE,VERSION,ACTIVE JOB,RUNNER END,REASON" {
 		t.Fatalf("header %q", header)
 	}
 	r := object.Ref{Kind: object.TerraformCluster, Namespace: verdictsNS, Name: "stale-gone"}
 	got := rowOf(t, res.out, "terraformcluster/stale-gone")
 	want := []string{staleID, object.LockLeaseName("default", r.Suffix()), "1.11.4", "captf-c-stale-gone-refresh-a1-0f0f0f"}
-	if strings.Join(got[5:9], ",") != strings.Join(want, ",") || !strings.HasPrefix(got[9], "holder pod captf-c-stale-gone-apply-a1-d72d2a-x7k2p no longer exists") {
+	// The stale-gone runner's pod and Job are both gone: no record left.
+	if strings.Join(got[5:9], ",") != strings.Join(want, ",") || got[9] != "pod and Job pruned; no record left" ||
+		!strings.HasPrefix(got[10], "holder pod captf-c-stale-gone-apply-a1-d72d2a-x7k2p no longer exists") {
 		t.Errorf("wide row %q", got)
 	}
 	// A mismatched info ID is shown beside holderIdentity.

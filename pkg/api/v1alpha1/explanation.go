@@ -49,6 +49,9 @@ type Context struct {
 	StateReadable *Condition `json:"stateReadable"`
 	// Events are the latest ForceUnlocked and StateLocked events about it.
 	Events []EventSummary `json:"events"`
+	// RunnerEvents are the latest events about a Stale lock's runner pod
+	// or its Job (Killing, Evicted, Preempting, NodeNotReady, …).
+	RunnerEvents []EventSummary `json:"runnerEvents,omitempty"`
 	// ActiveJob is the object's active runner Job, from status.activeJob
 	// or the Jobs it owns.
 	ActiveJob string `json:"activeJob"`
@@ -103,6 +106,7 @@ func (in *Explanation) DeepCopyObject() runtime.Object {
 	out.Steps = append([]Step(nil), in.Steps...)
 	out.Advice = append([]string(nil), in.Advice...)
 	out.Context.Events = append([]EventSummary(nil), in.Context.Events...)
+	out.Context.RunnerEvents = append([]EventSummary(nil), in.Context.RunnerEvents...)
 	out.Context.StateSecrets = append([]string(nil), in.Context.StateSecrets...)
 	out.Context.Unreadable = append([]string(nil), in.Context.Unreadable...)
 	if in.Context.StateReadable != nil {

@@ -61,6 +61,10 @@ func (in *Lock) DeepCopyInto(out *Lock) {
 	}
 	if in.Holder != nil {
 		h := *in.Holder
+		if h.Death != nil {
+			d := *h.Death
+			h.Death = &d
+		}
 		out.Holder = &h
 	}
 	if in.Unreadable != nil {

@@ -104,4 +104,29 @@ type Holder struct {
 	PodPhase    string `json:"podPhase"`
 	PodExists   bool   `json:"podExists"`
 	Terminating bool   `json:"terminating"`
+	// Death is why a Stale lock's runner died, as far as the cluster
+	// still records it; null for other verdicts.
+	Death *Death `json:"death,omitempty"`
+}
+
+// Death is the evidence of how a runner ended: its container's
+// termination, the pod's own reason, or, once the pod is gone, its Job's
+// failure condition.
+type Death struct {
+	// Summary is one line: "container runner OOMKilled (exit 137)", "Job
+	// DeadlineExceeded", or "pod and Job pruned; no record left".
+	Summary string `json:"summary"`
+	// Container is the runner container's last termination.
+	Container  string     `json:"container,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	ExitCode   *int32     `json:"exitCode,omitempty"`
+	Signal     *int32     `json:"signal,omitempty"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	// PodReason and PodMessage are the pod's own (Evicted, DeadlineExceeded).
+	PodReason  string `json:"podReason,omitempty"`
+	PodMessage string `json:"podMessage,omitempty"`
+	Node       string `json:"node,omitempty"`
+	// Job and JobCondition are read when the pod is gone.
+	Job          string `json:"job,omitempty"`
+	JobCondition string `json:"jobCondition,omitempty"`
 }
