@@ -44,7 +44,7 @@ type Report struct {
 }
 
 var (
-	captfRequests  = regexp.MustCompile(`captf-requests: (\d+)`)
+	captfRequests = regexp.MustCompile(`captf-requests: (\d+)`)
 	// kubectl's -v=6 response lines, in client-go's older and newer forms.
 	kubectlRequest = regexp.MustCompile(`round_trippers\.go:\d+\] (?:"Response" verb=|(?:GET|POST|PUT|PATCH|DELETE) https?://)`)
 )
