@@ -40,6 +40,11 @@ func newInspector(flags *genericclioptions.ConfigFlags) (*inspect.Inspector, err
 	if err != nil {
 		return nil, err
 	}
+	return newInspectorFor(cfg)
+}
+
+// newInspectorFor builds the engine's clients from a rest.Config.
+func newInspectorFor(cfg *rest.Config) (*inspect.Inspector, error) {
 	// client-go's default of 5 requests a second would make the holder-pod
 	// GETs of a cluster with many stale locks crawl; the server's priority
 	// and fairness still guards it.

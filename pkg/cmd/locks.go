@@ -3,11 +3,13 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
@@ -28,6 +30,10 @@ type LocksOptions struct {
 	AllNamespaces bool
 	Selector      string
 	AllWorkspaces bool
+	// Contexts and AllContexts scan several clusters of the kubeconfig.
+	Contexts       []string
+	AllContexts    bool
+	ContextTimeout time.Duration
 
 	namespace string
 	inspector *inspect.Inspector
@@ -66,6 +72,9 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List the locks in every namespace.")
 	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on the lock Leases (e.g. cluster.x-k8s.io/cluster-name=prod).")
 	f.BoolVar(&o.AllWorkspaces, "all-workspaces", false, "List every lock-tfstate-* Lease, not only workspace \"default\", the only one CAPTF uses.")
+	f.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
+	f.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
+	f.DurationVar(&o.ContextTimeout, "context-timeout", 30*time.Second, "With --contexts or --all-contexts, how long each cluster may take.")
 	o.output.addFlags(cmd)
 	return cmd
 }
@@ -79,31 +88,56 @@ func (o *LocksOptions) Complete() error {
 	if !o.AllNamespaces {
 		o.namespace = ns
 	}
+	if o.multi() {
+		return nil // each context gets its own clients
+	}
 	o.inspector, err = newInspector(o.configFlags)
 	return err
 }
 
-// Validate checks the output flags.
+func (o *LocksOptions) multi() bool { return len(o.Contexts) > 0 || o.AllContexts }
+
+// Validate checks the flags.
 func (o *LocksOptions) Validate() error {
+	if len(o.Contexts) > 0 && o.AllContexts {
+		return fmt.Errorf("give --contexts or --all-contexts, not both")
+	}
+	if o.multi() && o.configFlags.Context != nil && *o.configFlags.Context != "" {
+		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
+	}
 	return o.output.validate()
 }
 
 // Run lists, classifies and prints.
 func (o *LocksOptions) Run(ctx context.Context) error {
-	rep, err := o.inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace, Selector: o.Selector, AllWorkspaces: o.AllWorkspaces})
-	if err != nil {
-		return err
+	list := v1alpha1.NewLockList()
+	if o.multi() {
+		if err := o.scanContexts(ctx, list); err != nil {
+			return err
+		}
+	} else {
+		rep, err := o.inspector.Locks(ctx, o.scope(o.namespace))
+		if err != nil {
+			return err
+		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
+		}
+		for _, r := range rep.Results {
+			list.Items = append(list.Items, r.Lock())
+		}
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-	}
-	if len(rep.Results) == 0 && o.output.human() {
-		if o.namespace == "" {
+	if len(list.Items) == 0 && len(list.ContextErrors) == 0 && o.output.human() {
+		if o.namespace == "" || o.multi() {
 			fmt.Fprintln(o.ErrOut, "No resources found")
 		} else {
 			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
 		}
 		return nil
 	}
-	return o.output.print(o.IOStreams, rep.Results, o.namespace == "")
+	return o.output.print(o.IOStreams, list, o.AllNamespaces, o.multi())
+}
+
+func (o *LocksOptions) scope(namespace string) inspect.Scope {
+	return inspect.Scope{Namespace: namespace, Selector: o.Selector, AllWorkspaces: o.AllWorkspaces}
 }

@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
-	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
 // Colour modes of --color.
@@ -67,19 +66,20 @@ func (f *outputFlags) validate() error {
 	return err
 }
 
-// print writes the results in the chosen format.
-func (f *outputFlags) print(s genericiooptions.IOStreams, results []inspect.Result, allNamespaces bool) error {
+// print writes the locks in the chosen format. failed are the contexts
+// that could not be read (--contexts, --all-contexts), and multi says
+// that contexts are shown at all.
+func (f *outputFlags) print(s genericiooptions.IOStreams, list *v1alpha1.LockList, allNamespaces, multi bool) error {
 	switch f.format() {
 	case "", "wide":
-		return printTable(s.Out, results, tableOptions{
+		return printTable(s.Out, list.Items, list.ContextErrors, tableOptions{
 			wide: f.format() == "wide", noHeaders: f.noHeaders, namespace: allNamespaces,
-			color: f.useColor(s.Out),
+			color: f.useColor(s.Out), context: multi,
 		})
 	case "name":
 		// The Lease names, as `kubectl get leases -o name` prints them.
 		p := &printers.NamePrinter{}
-		for _, r := range results {
-			l := r.Facts.Lease.Lease
+		for _, l := range list.Items {
 			m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}}
 			m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
 			if err := p.PrintObj(m, s.Out); err != nil {
@@ -87,10 +87,6 @@ func (f *outputFlags) print(s genericiooptions.IOStreams, results []inspect.Resu
 			}
 		}
 		return nil
-	}
-	list := v1alpha1.NewLockList()
-	for _, r := range results {
-		list.Items = append(list.Items, r.Lock())
 	}
 	p, err := f.printFlags.ToPrinter()
 	if err != nil {

@@ -16,12 +16,13 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
-	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
 type tableOptions struct {
 	wide, noHeaders, namespace, color bool
-	now                               time.Time
+	// context adds a CONTEXT column first (--contexts, --all-contexts).
+	context bool
+	now     time.Time
 }
 
 // verdictColors: Stale yellow, Foreign and Unknown red, Live green.
@@ -35,7 +36,7 @@ var verdictColors = map[v1alpha1.Verdict]color.Attribute{
 // printTable prints kubectl's way: UPPERCASE headers, left aligned, 3-space
 // gaps, no wrapping, <none> for empty. Everything the holder wrote is
 // terminal-escaped.
-func printTable(w io.Writer, results []inspect.Result, o tableOptions) error {
+func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextError, o tableOptions) error {
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}
@@ -45,6 +46,9 @@ func printTable(w io.Writer, results []inspect.Result, o tableOptions) error {
 	}
 	if o.namespace {
 		header = append([]string{"NAMESPACE"}, header...)
+	}
+	if o.context {
+		header = append([]string{"CONTEXT"}, header...)
 	}
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
@@ -62,8 +66,22 @@ func printTable(w io.Writer, results []inspect.Result, o tableOptions) error {
 	if !o.noHeaders {
 		t.Header(header)
 	}
-	for _, r := range results {
-		if err := t.Append(row(r.Lock(), o)); err != nil {
+	for _, l := range locks {
+		if err := t.Append(row(l, o)); err != nil {
+			return err
+		}
+	}
+	// A context that could not be read is a marked row, not a failure.
+	for _, f := range failed {
+		cells := make([]string, len(header))
+		for i := range cells {
+			cells[i] = "<none>"
+		}
+		cells[0], cells[1] = f.Context, "<error>"
+		if o.wide {
+			cells[len(cells)-1] = esc(f.Error)
+		}
+		if err := t.Append(cells); err != nil {
 			return err
 		}
 	}
@@ -117,6 +135,9 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 	}
 	if o.namespace {
 		cells = append([]string{l.Namespace}, cells...)
+	}
+	if o.context {
+		cells = append([]string{l.Context}, cells...)
 	}
 	return cells
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -50,7 +51,11 @@ func render(t *testing.T, o tableOptions) string {
 	t.Helper()
 	o.now = now
 	var buf bytes.Buffer
-	if err := printTable(&buf, fixtures(), o); err != nil {
+	var locks []v1alpha1.Lock
+	for _, r := range fixtures() {
+		locks = append(locks, r.Lock())
+	}
+	if err := printTable(&buf, locks, nil, o); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

@@ -30,6 +30,7 @@ func (in *LockList) DeepCopyInto(out *LockList) {
 			in.Items[i].DeepCopyInto(&out.Items[i])
 		}
 	}
+	out.ContextErrors = append([]ContextError(nil), in.ContextErrors...)
 }
 
 // DeepCopyObject implements runtime.Object.

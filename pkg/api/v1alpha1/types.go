@@ -36,6 +36,15 @@ type LockList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata"`
 	Items           []Lock `json:"items"`
+	// ContextErrors lists the kubeconfig contexts that could not be read,
+	// with --contexts or --all-contexts.
+	ContextErrors []ContextError `json:"contextErrors,omitempty"`
+}
+
+// ContextError is a kubeconfig context whose cluster could not be read.
+type ContextError struct {
+	Context string `json:"context"`
+	Error   string `json:"error"`
 }
 
 // Lock is one Terraform/OpenTofu lock Lease and CAPTF's view of it.
@@ -44,6 +53,9 @@ type LockList struct {
 type Lock struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
+
+	// Context is the kubeconfig context read, with --contexts or --all-contexts.
+	Context string `json:"context,omitempty"`
 
 	// Workspace and Suffix come from the Lease's labels, or its name.
 	Workspace string `json:"workspace"`

@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+)
+
+// contextScans is how many clusters are read at once.
+const contextScans = 4
+
+// scanContexts reads the locks of several kubeconfig contexts concurrently,
+// each bounded by --context-timeout. A cluster that cannot be read is a
+// warning and a marked row, never the failure of the whole scan, unless
+// none could be read.
+func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList) error {
+	raw, err := o.configFlags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return err
+	}
+	names := o.Contexts
+	if o.AllContexts {
+		names = nil
+		for name := range raw.Contexts {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+	}
+	for _, n := range names {
+		if _, ok := raw.Contexts[n]; !ok {
+			return fmt.Errorf("context %q is not in the kubeconfig", n)
+		}
+	}
+	type scan struct {
+		items    []v1alpha1.Lock
+		warnings []string
+		err      error
+	}
+	scans := make([]scan, len(names))
+	sem := make(chan struct{}, contextScans)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s := &scans[i]
+			s.items, s.warnings, s.err = o.scanContext(ctx, raw, name)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, name := range names {
+		s := scans[i]
+		for _, w := range s.warnings {
+			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", name, w)
+		}
+		if s.err != nil {
+			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", name, s.err)
+			list.ContextErrors = append(list.ContextErrors, v1alpha1.ContextError{Context: name, Error: s.err.Error()})
+			continue
+		}
+		list.Items = append(list.Items, s.items...)
+	}
+	if len(names) > 0 && len(list.ContextErrors) == len(names) {
+		return fmt.Errorf("none of the %d contexts could be read", len(names))
+	}
+	return nil
+}
+
+// scanContext reads one context's locks: its own cluster, credentials and
+// namespace (unless -n or -A says otherwise).
+func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config, name string) ([]v1alpha1.Lock, []string, error) {
+	cc := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, nil)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.configFlags.WrapConfigFn != nil {
+		cfg = o.configFlags.WrapConfigFn(cfg)
+	}
+	ns := ""
+	switch {
+	case o.AllNamespaces:
+	case o.configFlags.Namespace != nil && *o.configFlags.Namespace != "":
+		ns = *o.configFlags.Namespace
+	default:
+		if ns, _, err = cc.Namespace(); err != nil {
+			return nil, nil, err
+		}
+	}
+	in, err := newInspectorFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, o.ContextTimeout)
+	defer cancel()
+	rep, err := in.Locks(cctx, o.scope(ns))
+	if err != nil {
+		return nil, nil, err
+	}
+	var items []v1alpha1.Lock
+	for _, r := range rep.Results {
+		l := r.Lock()
+		l.Context = name
+		items = append(items, l)
+	}
+	return items, rep.Warnings, nil
+}
