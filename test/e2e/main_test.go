@@ -24,6 +24,7 @@ var (
 	bed     *testbed.Cluster
 	admin   *testbed.Clients
 	tf      testbed.Terraform
+	tofu    testbed.Terraform
 	binDir  string
 	plugin  string
 	workDir string
@@ -62,6 +63,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	tf = testbed.Terraform{Kubeconfig: bed.Kubeconfig, Dir: workDir}
+	bins, err := testbed.Binaries(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	tofu = testbed.Terraform{Bin: filepath.Join(bins, "tofu"), Kubeconfig: bed.Kubeconfig, Dir: workDir}
 	return m.Run()
 }
 

@@ -88,7 +88,7 @@ variable "sleep" {
 }
 
 resource "terraform_data" "hold" {
-  input = timestamp()
+  triggers_replace = timestamp()
   provisioner "local-exec" {
     command = "sleep ${var.sleep}"
   }
