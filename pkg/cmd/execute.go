@@ -37,13 +37,12 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 	root.SetErr(streams.ErrOut)
 	err := root.ExecuteContext(ctx)
 	switch {
+	case ctx.Err() != nil: // Ctrl-C, also ending a watch
+		return ExitInterrupted
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, errGuard):
 		return ExitRefused
-	case ctx.Err() != nil:
-		fmt.Fprintln(streams.ErrOut, "error: interrupted")
-		return ExitInterrupted
 	}
 	fmt.Fprintf(streams.ErrOut, "error: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
 	return ExitError

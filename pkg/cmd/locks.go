@@ -30,6 +30,9 @@ type LocksOptions struct {
 	AllNamespaces bool
 	Selector      string
 	AllWorkspaces bool
+	// Watch prints changes after the list; WatchEvents adds their type.
+	Watch       bool
+	WatchEvents bool
 	// Contexts and AllContexts scan several clusters of the kubeconfig.
 	Contexts       []string
 	AllContexts    bool
@@ -72,6 +75,8 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List the locks in every namespace.")
 	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on the lock Leases (e.g. cluster.x-k8s.io/cluster-name=prod).")
 	f.BoolVar(&o.AllWorkspaces, "all-workspaces", false, "List every lock-tfstate-* Lease, not only workspace \"default\", the only one CAPTF uses.")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch the locks and print each one whose verdict, holder or reason changes.")
+	f.BoolVar(&o.WatchEvents, "output-watch-events", false, "With --watch, print the event type (ADDED, MODIFIED, DELETED) of each change.")
 	f.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
 	f.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
 	f.DurationVar(&o.ContextTimeout, "context-timeout", 30*time.Second, "With --contexts or --all-contexts, how long each cluster may take.")
@@ -102,6 +107,12 @@ func (o *LocksOptions) Validate() error {
 	if len(o.Contexts) > 0 && o.AllContexts {
 		return fmt.Errorf("give --contexts or --all-contexts, not both")
 	}
+	if o.Watch && o.multi() {
+		return fmt.Errorf("--watch follows one cluster; it does not go with --contexts or --all-contexts")
+	}
+	if o.WatchEvents && !o.Watch {
+		return fmt.Errorf("--output-watch-events goes with --watch")
+	}
 	if o.multi() && o.configFlags.Context != nil && *o.configFlags.Context != "" {
 		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
 	}
@@ -110,6 +121,9 @@ func (o *LocksOptions) Validate() error {
 
 // Run lists, classifies and prints.
 func (o *LocksOptions) Run(ctx context.Context) error {
+	if o.Watch {
+		return o.runWatch(ctx)
+	}
 	list := v1alpha1.NewLockList()
 	if o.multi() {
 		if err := o.scanContexts(ctx, list); err != nil {

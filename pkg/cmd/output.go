@@ -95,6 +95,20 @@ func (f *outputFlags) print(s genericiooptions.IOStreams, list *v1alpha1.LockLis
 	return p.PrintObj(list, s.Out)
 }
 
+// printOne prints one lock (watch mode) in a machine format.
+func (f *outputFlags) printOne(s genericiooptions.IOStreams, l *v1alpha1.Lock) error {
+	if f.format() == "name" {
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}}
+		m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
+		return (&printers.NamePrinter{}).PrintObj(m, s.Out)
+	}
+	p, err := f.printFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	return p.PrintObj(l, s.Out)
+}
+
 // useColor decides from the real writer and the flag, not from os.Stdout:
 // colour only on a terminal, with NO_COLOR unset and TERM not "dumb".
 func (f *outputFlags) useColor(w io.Writer) bool {

@@ -22,7 +22,9 @@ type tableOptions struct {
 	wide, noHeaders, namespace, color bool
 	// context adds a CONTEXT column first (--contexts, --all-contexts).
 	context bool
-	now     time.Time
+	// event, when set, adds an EVENT column first (--output-watch-events).
+	event string
+	now   time.Time
 }
 
 // verdictColors: Stale yellow, Foreign and Unknown red, Live green.
@@ -49,6 +51,9 @@ func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextErr
 	}
 	if o.context {
 		header = append([]string{"CONTEXT"}, header...)
+	}
+	if o.event != "" {
+		header = append([]string{"EVENT"}, header...)
 	}
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
@@ -138,6 +143,9 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 	}
 	if o.context {
 		cells = append([]string{l.Context}, cells...)
+	}
+	if o.event != "" {
+		cells = append([]string{o.event}, cells...)
 	}
 	return cells
 }

@@ -39,6 +39,9 @@ type Cluster struct {
 	// Kubeconfig is the admin's kubeconfig.
 	Kubeconfig string
 	pids       []int
+	// apiserver is how kube-apiserver was started, for RestartAPIServer.
+	apiserver []string
+	opts      Options
 }
 
 // Options for Start.
@@ -67,7 +70,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	c := &Cluster{Dir: dir}
+	c := &Cluster{Dir: dir, opts: o}
 	ok := false
 	defer func() {
 		if !ok {
@@ -97,19 +100,20 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	certs := filepath.Join(dir, "certs")
 	c.Server = fmt.Sprintf("https://127.0.0.1:%d", ports[2])
 	c.CAFile = filepath.Join(certs, "apiserver.crt")
-	if err := c.run(o, filepath.Join(bin, "kube-apiserver"), "kube-apiserver.log",
+	c.apiserver = []string{filepath.Join(bin, "kube-apiserver"),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(ports[2]), "--cert-dir="+certs,
-		"--etcd-servers="+etcdURL,
+		"--secure-port=" + strconv.Itoa(ports[2]), "--cert-dir=" + certs,
+		"--etcd-servers=" + etcdURL,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--disable-admission-plugins=ServiceAccount",
 		"--endpoint-reconciler-type=none",
-	); err != nil {
+	}
+	if err := c.run(o, c.apiserver[0], "kube-apiserver.log", c.apiserver[1:]...); err != nil {
 		return nil, err
 	}
 	if err := c.waitReady(ctx); err != nil {
@@ -149,6 +153,20 @@ func (c *Cluster) Stop() {
 		stopPID(c.pids[i])
 	}
 	os.RemoveAll(c.Dir)
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same
+// port, as an upgrade or a crash does: every open watch ends, and the new
+// server's watch cache starts afresh, so a client resuming from an older
+// resourceVersion is told 410 Gone and must relist.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	last := len(c.pids) - 1
+	stopPID(c.pids[last])
+	c.pids = c.pids[:last]
+	if err := c.run(c.opts, c.apiserver[0], "kube-apiserver-restarted.log", c.apiserver[1:]...); err != nil {
+		return err
+	}
+	return c.waitReady(ctx)
 }
 
 // PIDs are the server processes, apiserver last.
