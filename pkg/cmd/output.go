@@ -77,12 +77,8 @@ func (f *outputFlags) print(s genericiooptions.IOStreams, list *v1alpha1.LockLis
 			color: f.useColor(s.Out), context: multi,
 		})
 	case "name":
-		// The Lease names, as `kubectl get leases -o name` prints them.
-		p := &printers.NamePrinter{}
 		for _, l := range list.Items {
-			m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}}
-			m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
-			if err := p.PrintObj(m, s.Out); err != nil {
+			if err := printLeaseName(s.Out, l.Namespace, l.Name); err != nil {
 				return err
 			}
 		}
@@ -98,15 +94,21 @@ func (f *outputFlags) print(s genericiooptions.IOStreams, list *v1alpha1.LockLis
 // printOne prints one lock (watch mode) in a machine format.
 func (f *outputFlags) printOne(s genericiooptions.IOStreams, l *v1alpha1.Lock) error {
 	if f.format() == "name" {
-		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}}
-		m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
-		return (&printers.NamePrinter{}).PrintObj(m, s.Out)
+		return printLeaseName(s.Out, l.Namespace, l.Name)
 	}
 	p, err := f.printFlags.ToPrinter()
 	if err != nil {
 		return err
 	}
 	return p.PrintObj(l, s.Out)
+}
+
+// printLeaseName prints a lock Lease for -o name as `kubectl get leases
+// -o name` does, so that the output feeds kubectl and kubectl captf alike.
+func printLeaseName(w io.Writer, namespace, name string) error {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
+	return (&printers.NamePrinter{}).PrintObj(m, w)
 }
 
 // useColor decides from the real writer and the flag, not from os.Stdout:

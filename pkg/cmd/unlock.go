@@ -8,11 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -216,15 +213,12 @@ func (o *UnlockOptions) print(outcomes []*unlock.Outcome) error {
 		}
 		return nil
 	case "name":
-		p := &printers.NamePrinter{}
 		for _, out := range outcomes {
 			if out.Action != v1alpha1.ActionUnlocked && out.Action != v1alpha1.WouldUnlock {
 				continue
 			}
 			l := out.Result.Facts.Lease.Lease
-			m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: l.Namespace}}
-			m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
-			if err := p.PrintObj(m, o.Out); err != nil {
+			if err := printLeaseName(o.Out, l.Namespace, l.Name); err != nil {
 				return err
 			}
 		}

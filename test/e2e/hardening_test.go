@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,18 +173,7 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second): // a liveness bound, not a speed measurement
-		_ = cmd.Process.Kill()
-		t.Fatal("still running 20 s after Ctrl-C")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 || strings.Contains(errb.String(), "goroutine") {
+	if code := interrupt(t, cmd); code != 130 || strings.Contains(errb.String(), "goroutine") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

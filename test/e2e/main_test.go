@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,4 +139,23 @@ func metadataClient(t *testing.T) metadata.Interface {
 // what a reader reads, wherever the 100-column wrap fell.
 func flat(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, " \\\n", " ")), " ")
+}
+
+// interrupt sends Ctrl-C to a running plugin and returns its exit code; the
+// 20 s bound is for liveness, not a speed measurement.
+func interrupt(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("still running 20 s after Ctrl-C")
+	}
+	return -1
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -123,17 +122,7 @@ func TestWatch(t *testing.T) {
 	}
 
 	// Ctrl-C ends it cleanly.
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		if code := cmd.ProcessState.ExitCode(); code != 130 {
-			t.Errorf("exit %d after Ctrl-C", code)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("still watching 20 s after Ctrl-C")
+	if code := interrupt(t, cmd); code != 130 {
+		t.Errorf("exit %d after Ctrl-C", code)
 	}
 }
