@@ -17,7 +17,12 @@ import (
 
 func explainJSON(t *testing.T, args ...string) *v1alpha1.Explanation {
 	t.Helper()
-	res := captf(t, kubeconfigIn(t, verdictsNS), append([]string{"explain", "-o", "json"}, args...)...)
+	return explainJSONIn(t, verdictsNS, args...)
+}
+
+func explainJSONIn(t *testing.T, ns string, args ...string) *v1alpha1.Explanation {
+	t.Helper()
+	res := captf(t, kubeconfigIn(t, ns), append([]string{"explain", "-o", "json"}, args...)...)
 	if res.code != 0 {
 		t.Fatalf("explain %v: exit %d: %s", args, res.code, res.err)
 	}

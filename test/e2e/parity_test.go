@@ -94,3 +94,43 @@ func TestRuntimeParity(t *testing.T) {
 		})
 	}
 }
+
+// Where the runtimes differ on large states, each is held to its own
+// behaviour: Terraform splits the state into -part-N Secrets (and explain
+// lists them all); OpenTofu never chunks, fails to save, and releases its
+// lock.
+func TestLargeStateParity(t *testing.T) {
+	ctx := context.Background()
+	for _, rt := range runtimes() {
+		t.Run(rt.name, func(t *testing.T) {
+			ns := "large-" + rt.name
+			r := newObject(t, ns, object.TerraformCluster, "big")
+			dir, err := rt.tool.Init(ctx, testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r), Resources: testbed.LargeStateResources})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := rt.tool.Run(ctx, dir, "apply", "-auto-approve", "-input=false", "-no-color")
+			x := explainJSONIn(t, ns, "terraformcluster/big")
+			base := "tfstate-default-" + r.Suffix()
+			if rt.name == "terraform" {
+				if err != nil {
+					t.Fatalf("terraform apply of a large state: %v", err)
+				}
+				if len(x.Context.StateSecrets) < 2 || x.Context.StateSecrets[0] != base || x.Context.StateSecrets[1] != base+"-part-1" {
+					t.Errorf("state secrets %v", x.Context.StateSecrets)
+				}
+			} else {
+				if err == nil || !strings.Contains(out, "Request entity too large") {
+					t.Errorf("tofu apply of a large state should fail to save: %v\n%s", err, out)
+				}
+				if strings.Join(x.Context.StateSecrets, ",") != base {
+					t.Errorf("state secrets %v", x.Context.StateSecrets)
+				}
+			}
+			// Either way the lock is released.
+			if x.Verdict != v1alpha1.Unlocked {
+				t.Errorf("%s left the lock %s", rt.name, x.Verdict)
+			}
+		})
+	}
+}

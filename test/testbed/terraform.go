@@ -36,7 +36,26 @@ type Backend struct {
 	Namespace string
 	Suffix    string
 	Labels    map[string]string
+	// Resources replaces the configuration's default resource (a
+	// terraform_data whose provisioner sleeps var.sleep seconds).
+	Resources string
 }
+
+// defaultResources hold the lock for var.sleep seconds on every apply.
+const defaultResources = `resource "terraform_data" "hold" {
+  triggers_replace = timestamp()
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep}"
+  }
+}
+`
+
+// LargeStateResources make a state of about 3 MB, past one Secret's
+// limit: Terraform splits it into -part-N Secrets, OpenTofu cannot save it.
+const LargeStateResources = `resource "terraform_data" "big" {
+  input = [for i in range(1000) : [for j in range(60) : uuid()]]
+}
+`
 
 func (t Terraform) bin() (string, error) {
 	b := t.Bin
@@ -63,6 +82,10 @@ func (t Terraform) Init(ctx context.Context, b Backend) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	resources := b.Resources
+	if resources == "" {
+		resources = defaultResources
+	}
 	var labels strings.Builder
 	keys := make([]string, 0, len(b.Labels))
 	for k := range b.Labels {
@@ -87,13 +110,7 @@ variable "sleep" {
   default = 0
 }
 
-resource "terraform_data" "hold" {
-  triggers_replace = timestamp()
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep}"
-  }
-}
-`, b.Suffix, b.Namespace, t.Kubeconfig, labels.String())
+%s`, b.Suffix, b.Namespace, t.Kubeconfig, labels.String(), resources)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(conf), 0o644); err != nil {
 		return "", err
 	}
