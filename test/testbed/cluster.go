@@ -196,8 +196,12 @@ func (c *Cluster) run(o Options, bin, log string, args ...string) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	// Its own process group: a test's Ctrl-C is not the servers', and the
-	// demo's servers outlive make.
+	// demo's servers outlive make. Otherwise the servers die with the
+	// process that started them, even when a panicking test skips Stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !o.Detach, Setsid: o.Detach}
+	if !o.Detach {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", filepath.Base(bin), err)
 	}
