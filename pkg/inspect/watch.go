@@ -126,15 +126,18 @@ func (w *watcher) pod(obj any, _ bool) {
 	if !ok {
 		return
 	}
+	// Collect the Leases under the lock: recheck takes it again, and last
+	// changes under it.
 	w.mu.Lock()
-	var leases []string
+	var leases [][2]string
 	for k := range w.byHost[key(p.Namespace, p.Name)] {
-		leases = append(leases, k)
+		if l := w.last[k].Facts.Lease.Lease; l != nil {
+			leases = append(leases, [2]string{l.Namespace, l.Name})
+		}
 	}
 	w.mu.Unlock()
-	for _, k := range leases {
-		r := w.last[k]
-		w.recheck(r.Facts.Lease.Lease.Namespace, r.Facts.Lease.Lease.Name, false)
+	for _, l := range leases {
+		w.recheck(l[0], l[1], false)
 	}
 }
 
