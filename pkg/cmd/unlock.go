@@ -295,7 +295,7 @@ func (o *UnlockOptions) guardFlags() string {
 		s = append(s, "--force")
 	}
 	if o.idGiven {
-		s = append(s, "--id "+unlockQuote(o.ID))
+		s = append(s, "--id "+esc(unlock.QuoteID(o.ID)))
 	}
 	if o.Reconcile {
 		s = append(s, "--reconcile")
@@ -304,13 +304,6 @@ func (o *UnlockOptions) guardFlags() string {
 		return ""
 	}
 	return " " + strings.Join(s, " ")
-}
-
-func unlockQuote(id string) string {
-	if id == "" {
-		return `""`
-	}
-	return esc(id)
 }
 
 func summary(outcomes []*unlock.Outcome) string {

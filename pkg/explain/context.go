@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,10 +114,11 @@ var runnerReasons = []string{"Killing", "Evicted", "Preempting", "NodeNotReady",
 // or Job: one request, whatever it keeps.
 func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *object.Ref, runner []string) {
 	type about struct{ kind, name string }
-	var all []struct {
+	type seen struct {
 		about about
 		s     v1alpha1.EventSummary
 	}
+	var all []seen
 	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		for _, ev := range evs.Items {
@@ -125,10 +127,7 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 			if ev.Series != nil {
 				s.Count, s.Time = ev.Series.Count, firstTime(ev.Series.LastObservedTime.Time, ev.EventTime.Time)
 			}
-			all = append(all, struct {
-				about about
-				s     v1alpha1.EventSummary
-			}{about{ev.Regarding.Kind, ev.Regarding.Name}, s})
+			all = append(all, seen{about{ev.Regarding.Kind, ev.Regarding.Name}, s})
 		}
 	} else {
 		core, cerr := e.Inspector.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
@@ -137,18 +136,15 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 			return
 		}
 		for _, ev := range core.Items {
-			all = append(all, struct {
-				about about
-				s     v1alpha1.EventSummary
-			}{about{ev.InvolvedObject.Kind, ev.InvolvedObject.Name}, coreSummary(ev)})
+			all = append(all, seen{about{ev.InvolvedObject.Kind, ev.InvolvedObject.Name}, coreSummary(ev)})
 		}
 	}
 	objectEvents, runnerEvents := latestEvents{}, latestEvents{}
 	for _, ev := range all {
 		switch {
-		case ev.about == about{ref.Kind.Name, ref.Name} && contains(contextReasons, ev.s.Reason):
+		case ev.about == about{ref.Kind.Name, ref.Name} && slices.Contains(contextReasons, ev.s.Reason):
 			objectEvents.keep(ev.s)
-		case (ev.about.kind == "Pod" || ev.about.kind == "Job") && contains(runner, ev.about.name) && contains(runnerReasons, ev.s.Reason):
+		case (ev.about.kind == "Pod" || ev.about.kind == "Job") && slices.Contains(runner, ev.about.name) && slices.Contains(runnerReasons, ev.s.Reason):
 			runnerEvents.keep(ev.s)
 		}
 	}
@@ -180,15 +176,6 @@ func coreSummary(ev corev1.Event) v1alpha1.EventSummary {
 	s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Message, Count: ev.Count}
 	s.Time = firstTime(ev.LastTimestamp.Time, ev.EventTime.Time, ev.CreationTimestamp.Time)
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // firstTime is the first non-zero time, or nil.

@@ -148,7 +148,7 @@ func advice(r inspect.Result, t Target, now time.Time) []string {
 	if p := r.Facts.Pod; p != nil && p.Exists {
 		out = append(out, fmt.Sprintf("kubectl describe pod -n %s %s", ns, p.Name))
 	}
-	return append(out, fmt.Sprintf("%s --id %s --confirm", base, idArg(unlock.CurrentID(l))))
+	return append(out, fmt.Sprintf("%s --id %s --confirm", base, unlock.QuoteID(unlock.CurrentID(l))))
 }
 
 func holderName(l inspect.Lease) string {
@@ -156,13 +156,6 @@ func holderName(l inspect.Lease) string {
 		return l.Info.Who
 	}
 	return "the holder"
-}
-
-func idArg(id string) string {
-	if id == "" {
-		return `""`
-	}
-	return id
 }
 
 func (e *Explainer) now() time.Time {

@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -36,11 +37,4 @@ func jobName(code, nameSegment, op string, attempt int32, hash6 string) string {
 	return "captf-" + code + "-" + nameSegment + "-" + op + "-a" + strconv.FormatInt(int64(attempt), 10) + "-" + hash6
 }
 
-func isOp(s string) bool {
-	for _, op := range Ops {
-		if s == op {
-			return true
-		}
-	}
-	return false
-}
+func isOp(s string) bool { return slices.Contains(Ops, s) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 	"unicode/utf8"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -79,7 +80,7 @@ func (u *Unlocker) user(ctx context.Context) string {
 // reconcile patches the reconcile annotation onto the object: any update
 // of it makes CAPTF's controller reconcile, and it does not watch Leases.
 func (u *Unlocker) reconcile(ctx context.Context, o *inspect.Owner) (string, error) {
-	value := u.now().UTC().Format("2006-01-02T15:04:05Z07:00")
+	value := u.now().UTC().Format(time.RFC3339)
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ReconcileAnnotation: value}}})
 	_, err := u.Dynamic.Resource(o.Ref.Kind.GVR()).Namespace(o.Ref.Namespace).Patch(ctx, o.Ref.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {

@@ -63,7 +63,7 @@ func Check(r inspect.Result, g Guard, now time.Time) (v1alpha1.Action, string) {
 		return v1alpha1.ActionUnlocked, fmt.Sprintf("--id matches the lock held by %s", Holder(l, now))
 	}
 	return v1alpha1.Refused, fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write: a lock held from a workstation running `terraform state rm` could be mid-write, and nobody here can know. Once the holder is gone, pass --id %s to clear it",
-		d.Verdict, d.Reason, Holder(l, now), quoteID(id))
+		d.Verdict, d.Reason, Holder(l, now), QuoteID(id))
 }
 
 // Holder describes who holds a lock, with its operation and age.
@@ -78,8 +78,9 @@ func Holder(l inspect.Lease, now time.Time) string {
 	return s + fmt.Sprintf(", lock ID %q)", l.ID)
 }
 
-// quoteID quotes an ID for a shell only when it needs it (an empty one).
-func quoteID(id string) string {
+// QuoteID quotes a lock ID for a shell only when it needs it (an empty
+// one), for the commands printed as advice.
+func QuoteID(id string) string {
 	if id == "" {
 		return `""`
 	}
