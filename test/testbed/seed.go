@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -40,18 +41,98 @@ func (cs *Clients) Namespace(ctx context.Context, name string) error {
 	return err
 }
 
-// Object creates a CAPTF object (and its namespace).
+// ModuleImage is the module image of every test object: CAPTF's schema
+// requires spec.source.image, and nothing in the test-bed pulls it.
+const ModuleImage = "registry.example/captf-module:v0.1.0"
+
+// Object creates a CAPTF object (and its namespace) with the smallest spec
+// CAPTF's schema accepts: spec.source.image.
 func (cs *Clients) Object(ctx context.Context, r object.Ref) error {
+	return cs.ObjectWithSpec(ctx, r, nil)
+}
+
+// ObjectWithSpec creates a CAPTF object (and its namespace) with
+// spec.source.image and the given spec fields on top (for example
+// "deletionPolicy": "Retain"); a "source" in spec replaces the default.
+func (cs *Clients) ObjectWithSpec(ctx context.Context, r object.Ref, spec map[string]any) error {
 	if err := cs.Namespace(ctx, r.Namespace); err != nil {
 		return err
+	}
+	s := map[string]any{"source": map[string]any{"image": ModuleImage}}
+	for k, v := range spec {
+		s[k] = v
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
 		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
-		"spec":     map[string]any{},
+		"spec":     s,
 	}}
 	_, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Create(ctx, u, metav1.CreateOptions{})
 	return err
+}
+
+// PatchObject merge-patches a CAPTF object (not its status), for example
+// {"metadata": {"annotations": {"cluster.x-k8s.io/paused": ""}}} or
+// {"spec": {"deletionPolicy": "Retain"}}. A null value removes a field.
+func (cs *Clients) PatchObject(ctx context.Context, r object.Ref, patch map[string]any) error {
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	_, err = cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Patch(ctx, r.Name, types.MergePatchType, b, metav1.PatchOptions{})
+	return err
+}
+
+// Annotate sets annotations on a CAPTF object.
+func (cs *Clients) Annotate(ctx context.Context, r object.Ref, annotations map[string]string) error {
+	a := map[string]any{}
+	for k, v := range annotations {
+		a[k] = v
+	}
+	return cs.PatchObject(ctx, r, map[string]any{"metadata": map[string]any{"annotations": a}})
+}
+
+// SetStatus merge-patches the object's status through the status
+// subresource, as CAPTF's controller writes it. The schema applies: status
+// must not be empty, activeJob needs name, operation and attempt (see
+// ActiveJob), each condition needs type, status, reason, message and
+// lastTransitionTime (see Condition). Lists such as conditions are replaced
+// whole.
+func (cs *Clients) SetStatus(ctx context.Context, r object.Ref, status map[string]any) error {
+	b, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	_, err = cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Patch(ctx, r.Name, types.MergePatchType, b, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// ActiveJob is a status.activeJob value as CAPTF writes it; a zero start
+// leaves startTime out.
+func ActiveJob(name, operation string, attempt int, start time.Time) map[string]any {
+	j := map[string]any{"name": name, "operation": operation, "attempt": int64(attempt)}
+	if !start.IsZero() {
+		j["startTime"] = start.UTC().Format(time.RFC3339)
+	}
+	return j
+}
+
+// Condition is one status.conditions item in metav1.Condition's shape.
+func Condition(typ, status, reason, message string, at time.Time) map[string]any {
+	return map[string]any{
+		"type": typ, "status": status, "reason": reason, "message": message,
+		"lastTransitionTime": at.UTC().Format(time.RFC3339),
+	}
+}
+
+// DeleteHeld deletes a CAPTF object that a finalizer keeps: it stays, with
+// a deletionTimestamp, as while CAPTF's controller runs its deletion (for
+// example under spec.deletionPolicy Retain).
+func (cs *Clients) DeleteHeld(ctx context.Context, r object.Ref) error {
+	if err := cs.PatchObject(ctx, r, map[string]any{"metadata": map[string]any{"finalizers": []string{"captf.io/test-hold"}}}); err != nil {
+		return err
+	}
+	return cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Delete(ctx, r.Name, metav1.DeleteOptions{})
 }
 
 // RunnerPod creates a pod of the object's runner Job, with CAPTF's labels,
