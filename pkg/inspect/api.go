@@ -21,8 +21,11 @@ func (r Result) Lock() v1alpha1.Lock {
 		Verdict:     r.Decision.Verdict,
 		Reason:      r.Decision.Reason,
 		CAPTFClears: r.Decision.CAPTFClears,
-		ActiveJob:   r.ActiveJob,
+		Warnings:    f.Warnings,
 		Unreadable:  r.Unreadable,
+	}
+	if r.ActiveJob != nil {
+		out.ActiveJob = r.ActiveJob.Name
 	}
 	out.SetTypeMeta()
 	if o := f.Owner; o != nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
@@ -26,8 +27,11 @@ type Owner struct {
 
 // Pod is what was read of the pod a holder host names.
 type Pod struct {
-	Name        string
-	Exists      bool
+	Name   string
+	Exists bool
+	// Invalid is true when Name cannot be a pod name at all: no pod can
+	// have it, so it was not asked for (CAPTF asks, and gets NotFound).
+	Invalid     bool
 	Phase       corev1.PodPhase
 	Terminating bool
 	// Status and Node are kept for the death evidence of finished pods.
@@ -46,6 +50,13 @@ type Facts struct {
 	// for an own-pod holder, set for any other host only when a list
 	// returned it.
 	Pod *Pod
+	// Warnings name labels that disagree with the Lease's name. CAPTF
+	// never reads them; they are shown and never decide anything.
+	Warnings []string
+	// Gate is what keeps CAPTF from starting the owner's next Job; nil
+	// when the owner was not read in full (it is read only for a lock
+	// whose own runner is gone, the one case it decides).
+	Gate *jobgate.Gate
 }
 
 // Decision is the verdict and its evidence.
@@ -53,7 +64,9 @@ type Decision struct {
 	Verdict v1alpha1.Verdict
 	// Reason is one sentence naming the evidence.
 	Reason string
-	// CAPTFClears is true when the controller will clear the lock itself.
+	// CAPTFClears is true when a Job CAPTF will start force-unlocks the
+	// lock: a Stale lock of an existing object, with a consistent ID, whose
+	// object no gate holds back.
 	CAPTFClears bool
 	// Steps are the controller's checks as they went.
 	Steps []v1alpha1.Step
@@ -76,21 +89,26 @@ func Classify(f Facts) Decision {
 	l := f.Lease
 	if !l.Held {
 		d.step("Is a holder set?", "spec.holderIdentity is absent", "not held")
-		return d.done(v1alpha1.Unlocked, "the Lease has no holder")
+		return d.done(f, v1alpha1.Unlocked, "the Lease has no holder")
+	}
+	if l.Workspace != object.DefaultWorkspace {
+		why := fmt.Sprintf("the lock is of workspace %q; CAPTF reads only workspace %q (lock-tfstate-default-<suffix>), so no controller reads this lock", l.Workspace, object.DefaultWorkspace)
+		d.step("Is it a lock CAPTF reads?", "workspace "+l.Workspace, "no")
+		return d.done(f, v1alpha1.Foreign, why+", whoever holds it: none clears it")
 	}
 	if l.ID == "" {
 		d.step("Is a holder set?", `spec.holderIdentity is ""`, "held by an empty ID")
-		return d.done(v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so nothing clears it`)
+		return d.done(f, v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so nothing clears it`)
 	}
 	d.step("Is a holder set?", fmt.Sprintf("spec.holderIdentity is %q", l.ID), "held")
 	if l.Info == nil {
 		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
-		return d.done(v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
 	}
 	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, l.Info.Operation, l.Info.Who), "yes")
 	if l.HostErr != nil {
 		d.step("Which host does Who name?", l.HostErr.Error(), "none")
-		return d.done(v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
 	}
 	d.step("Which host does Who name?", fmt.Sprintf("Who %q", l.Info.Who), fmt.Sprintf("host %q", l.Host))
 	if f.Owner == nil {
@@ -99,7 +117,7 @@ func Classify(f Facts) Decision {
 			why = "no CAPTF object owns suffix " + l.Suffix
 		}
 		d.step("Which CAPTF object owns the lock?", why, "none")
-		return d.done(v1alpha1.Foreign, why+", so nothing is its own runner and CAPTF never clears the lock")
+		return d.done(f, v1alpha1.Foreign, why+", so nothing is its own runner and CAPTF never clears the lock")
 	}
 	ref := f.Owner.Ref
 	d.step("Which CAPTF object owns the lock?", fmt.Sprintf("suffix %s is %s's (from the %s)", l.Suffix, ref, f.Owner.Via), ref.String())
@@ -109,12 +127,17 @@ func Classify(f Facts) Decision {
 		if f.Pod != nil && f.Pod.Exists {
 			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, f.Pod.State())
 		}
-		return d.done(v1alpha1.Foreign, reason+"; CAPTF never clears it")
+		return d.done(f, v1alpha1.Foreign, reason+"; CAPTF never clears it")
 	}
 	p, _ := runner.ParsePodName(l.Host)
 	d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref),
 		fmt.Sprintf("Job %s: op %s, attempt %d, hash %s", p.Job, p.Op, p.Attempt, p.Hash6), "yes")
-	if f.Pod == nil || !f.Pod.Exists {
+	switch {
+	case f.Pod != nil && f.Pod.Invalid:
+		// CAPTF GETs it and is answered NotFound: same outcome, no request.
+		d.step("Does the holder pod exist?", "pod name "+l.Host+" is not a valid pod name, so no pod can have it (CAPTF's GET answers NotFound)", "gone: stale")
+		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: its name is not a valid pod name", l.Host))
+	case f.Pod == nil || !f.Pod.Exists:
 		d.step("Does the holder pod exist?", "pod "+l.Host+" is not found", "gone: stale")
 		return d.stale(f, fmt.Sprintf("holder pod %s no longer exists", l.Host))
 	}
@@ -124,31 +147,44 @@ func Classify(f Facts) Decision {
 		return d.stale(f, fmt.Sprintf("holder pod %s is %s", f.Pod.Name, f.Pod.Phase))
 	}
 	d.step("Has the pod finished?", f.Pod.State(), "alive")
-	return d.done(v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, f.Pod.State()))
+	return d.done(f, v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, f.Pod.State()))
 }
 
-// stale finishes a Stale decision, saying whether CAPTF will clear it.
+// stale finishes a Stale decision, saying whether CAPTF will clear it:
+// only a Job it starts force-unlocks the lock, and only with the ID that
+// the backend compares.
 func (d *Decision) stale(f Facts, reason string) Decision {
 	l, o := f.Lease, f.Owner
 	switch {
 	case l.Info.ID != "" && l.Info.ID != l.ID:
-		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches and the lock never clears by itself", l.Info.ID, l.ID)
+		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays, so it never clears by itself; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, l.Info.ID)
 	case o.Exists == nil:
 		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)
 	case !*o.Exists:
 		reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
+	case f.Gate == nil:
+		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
+	case f.Gate.State == jobgate.Closed:
+		reason += "; CAPTF will not clear it: " + f.Gate.Reason
+	case f.Gate.State == jobgate.Unsure:
+		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, f.Gate.Reason)
 	default:
 		d.CAPTFClears = true
 		reason += "; CAPTF clears it with the object's next Job"
 	}
-	return d.done(v1alpha1.Stale, reason)
+	return d.done(f, v1alpha1.Stale, reason)
 }
 
 func (d *Decision) step(check, observed, result string) {
 	d.Steps = append(d.Steps, v1alpha1.Step{Check: check, Observed: observed, Result: result})
 }
 
-func (d *Decision) done(v v1alpha1.Verdict, reason string) Decision {
+// done records the verdict. Labels that disagree with the Lease's name end
+// the reason as a warning: shown wherever the reason is, never acted on.
+func (d *Decision) done(f Facts, v v1alpha1.Verdict, reason string) Decision {
+	for _, w := range f.Warnings {
+		reason += "; warning: " + w
+	}
 	d.Verdict, d.Reason = v, reason
 	return *d
 }

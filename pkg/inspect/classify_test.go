@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -200,9 +201,129 @@ func TestActiveJobIsShownNotDecisive(t *testing.T) {
 	done := job("default", "captf-c-demo-apply-a1-d72d2a", demo, true)
 	r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), j, done}, demo).only(t)
 	want(t, r, v1alpha1.Stale)
-	if r.ActiveJob != j.Name {
-		t.Errorf("active job %q", r.ActiveJob)
+	if r.ActiveJob == nil || r.ActiveJob.Name != j.Name || r.ActiveJob.Operation != "apply" || r.ActiveJob.Attempt != 2 {
+		t.Errorf("active job %+v", r.ActiveJob)
 	}
+}
+
+// CAPTF's active Job is the newest unfinished one by creationTimestamp,
+// found by its owner labels; a Job with only an owner reference is not.
+func TestActiveJobIsTheNewestByOwnerLabels(t *testing.T) {
+	older := job("default", "captf-c-demo-refresh-a1-aaaaaa", demo, false)
+	older.CreationTimestamp = metav1.NewTime(created)
+	newer := job("default", "captf-c-demo-apply-a3-bbbbbb", demo, false)
+	newer.CreationTimestamp = metav1.NewTime(created.Add(time.Minute))
+	unlabelled := job("default", "captf-c-demo-apply-a9-cccccc", demo, false)
+	unlabelled.Labels = map[string]string{LabelManaged: "true"}
+	unlabelled.CreationTimestamp = metav1.NewTime(created.Add(time.Hour))
+	r := newCluster([]runtime.Object{held(demo, "root@"+demoPod), newer, older, unlabelled}, demo).only(t)
+	if r.ActiveJob == nil || r.ActiveJob.Name != newer.Name || r.ActiveJob.Attempt != 3 || !r.ActiveJob.StartTime.Equal(newer.CreationTimestamp.Time) {
+		t.Errorf("active job %+v, want %s", r.ActiveJob, newer.Name)
+	}
+}
+
+// The Lease's name is the authority: labels that carry another object's
+// suffix are a warning, never followed (CAPTF's state.LeaseName).
+func TestLabelsNeverOverrideTheName(t *testing.T) {
+	webC := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "web"}
+	l := held(webC, "root@"+demoPod) // named as web's lock, held by demo's pod
+	l.Labels[LabelSecretSuffix] = demo.Suffix()
+	l.Labels[LabelOwnerKind], l.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+	r := newCluster([]runtime.Object{l}, demo, webC).only(t)
+	want(t, r, v1alpha1.Foreign, "not a runner pod of terraformcluster/web", "warning: label tfstateSecretSuffix="+demo.Suffix(), "owner labels name TerraformCluster demo")
+	if r.Facts.Owner == nil || r.Facts.Owner.Ref != webC || r.Facts.Lease.Suffix != webC.Suffix() {
+		t.Errorf("owner %+v suffix %s, want web's", r.Facts.Owner, r.Facts.Lease.Suffix)
+	}
+	if w := r.Lock().Warnings; len(w) != 2 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// A name taken from holder text is trusted as an owner only when it can be
+// a Kubernetes object's name.
+func TestHolderNamedOwnerMustBeAValidName(t *testing.T) {
+	evil := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "x\x1b]0;x\x07$(id)"}
+	host := "captf-c-" + evil.Name + "-apply-a1-d72d2a-x7k2p"
+	r := newCluster([]runtime.Object{held(evil, "root@"+host)}).only(t)
+	want(t, r, v1alpha1.Foreign, "not a valid Kubernetes object name")
+	if r.Facts.Owner != nil || strings.Contains(r.Decision.Reason, "\x1b") {
+		t.Errorf("owner %+v, reason %q", r.Facts.Owner, r.Decision.Reason)
+	}
+}
+
+func TestOtherWorkspaceIsReadByNoController(t *testing.T) {
+	l := held(demo, "root@"+demoPod)
+	l.Name = object.LockLeaseName("staging", demo.Suffix())
+	l.Labels[LabelWorkspace] = "staging"
+	rep := newCluster([]runtime.Object{l}, demo).inspect(t, Scope{AllWorkspaces: true})
+	want(t, rep.Results[0], v1alpha1.Foreign, `workspace "staging"`, "no controller reads this lock")
+	if rep.Results[0].Decision.CAPTFClears {
+		t.Error("CAPTF clears a lock of a workspace it never reads")
+	}
+}
+
+// A stale lock clears only through a Job CAPTF starts; every gate that
+// keeps Jobs from starting keeps the lock.
+func TestGatesDecideWhetherCAPTFClears(t *testing.T) {
+	now := metav1.NewTime(created)
+	cond := func(typ, status, reason string) map[string]any {
+		return map[string]any{"conditions": []any{map[string]any{"type": typ, "status": status, "reason": reason, "message": "m", "lastTransitionTime": "2026-09-26T15:53:38Z"}}}
+	}
+	for _, c := range []struct {
+		name   string
+		edit   func(u *unstructured.Unstructured)
+		clears bool
+		reason string
+	}{
+		{"open", func(*unstructured.Unstructured) {}, true, "CAPTF clears it with the object's next Job"},
+		{"paused annotation", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""}) }, false, "paused"},
+		{"paused cluster", func(u *unstructured.Unstructured) { u.Object["status"] = cond("Paused", "True", "Paused") }, false, "condition Paused"},
+		{"retain deletion", func(u *unstructured.Unstructured) {
+			u.SetDeletionTimestamp(&now)
+			u.SetFinalizers([]string{"x"})
+			_ = unstructured.SetNestedField(u.Object, "Retain", "spec", "deletionPolicy")
+		}, false, "deletionPolicy Retain"},
+		{"destroy deletion", func(u *unstructured.Unstructured) {
+			u.SetDeletionTimestamp(&now)
+			_ = unstructured.SetNestedField(u.Object, "Destroy", "spec", "deletionPolicy")
+		}, true, "next Job"},
+		{"identity", func(u *unstructured.Unstructured) {
+			u.Object["status"] = cond("IdentityAllowed", "False", "IdentityNotFound")
+		}, false, "credentials are not ready"},
+		{"approval", func(u *unstructured.Unstructured) {
+			u.Object["status"] = cond("ApplyJobSucceeded", "Unknown", "PlanAwaitingApproval")
+		}, false, "if a Job starts"},
+		{"state held", func(u *unstructured.Unstructured) {
+			u.Object["status"] = cond("StateReadable", "False", "StateCorrupt")
+		}, false, "holds the state"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := full(demo, nil)
+			c.edit(u)
+			r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
+			want(t, r, v1alpha1.Stale, c.reason)
+			if r.Decision.CAPTFClears != c.clears {
+				t.Errorf("captfClears %v, want %v (%s)", r.Decision.CAPTFClears, c.clears, r.Decision.Reason)
+			}
+		})
+	}
+}
+
+func TestStaleIDMismatchExplainsTheAlert(t *testing.T) {
+	id, info := "other-id", lockInfo(lockID, "root@"+demoPod)
+	r := newCluster([]runtime.Object{lease(demo, &id, &info)}, demo).only(t)
+	want(t, r, v1alpha1.Stale, "never clears by itself", "ForceUnlocked", "captf_lock_force_unlocks_total", "CAPTFForceUnlocks")
+	if r.Decision.CAPTFClears {
+		t.Error("an ID mismatch clears")
+	}
+}
+
+// A holder host that cannot be a pod name is gone without asking, and
+// the reason says why.
+func TestInvalidPodNameHolder(t *testing.T) {
+	host := "captf-c-demo-apply-a1-d72d2a-X_Y_Z"
+	r := newCluster([]runtime.Object{held(demo, "root@"+host)}, demo).only(t)
+	want(t, r, v1alpha1.Stale, "cannot exist: its name is not a valid pod name")
 }
 
 // A 1 MiB lock info (the API server caps annotations at 256 KiB, so only

@@ -19,7 +19,9 @@ import (
 )
 
 func job(ns, name string, owner object.Ref, finished bool) *batchv1.Job {
-	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{LabelManaged: "true"}}}
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+		LabelManaged: "true", LabelOwnerKind: owner.Kind.Name, LabelOwnerName: owner.Name,
+	}}}
 	ctrl := true
 	j.OwnerReferences = []metav1.OwnerReference{{
 		APIVersion: object.Group + "/" + object.Version, Kind: owner.Kind.Name, Name: owner.Name, Controller: &ctrl,

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -9,7 +10,10 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 
@@ -21,8 +25,9 @@ var created = time.Date(2026, 9, 26, 15, 53, 38, 315668626, time.UTC)
 
 // lockInfo is a lock-info annotation as Terraform writes it.
 func lockInfo(id, who string) string {
-	return fmt.Sprintf(`{"ID":%q,"Operation":"OperationTypeApply","Info":"","Who":%q,"Version":"1.11.4","Created":%q,"Path":""}`,
-		id, who, created.Format(time.RFC3339Nano))
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	return fmt.Sprintf(`{"ID":%s,"Operation":"OperationTypeApply","Info":"","Who":%s,"Version":"1.11.4","Created":%q,"Path":""}`,
+		q(id), q(who), created.Format(time.RFC3339Nano))
 }
 
 const lockID = "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a"
@@ -71,28 +76,64 @@ func objectMeta(r object.Ref) *metav1.PartialObjectMetadata {
 type cluster struct {
 	client   *fake.Clientset
 	metadata *metadatafake.FakeMetadataClient
+	dynamic  *dynamicfake.FakeDynamicClient
+}
+
+// full is a CAPTF object in full, as the dynamic client returns it, with
+// a minimal valid spec and the given extra fields merged in.
+func full(r object.Ref, fields map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
+		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
+		"spec":     map[string]any{"source": map[string]any{"image": "example.invalid/runner:1"}},
+	}}
+	for k, v := range fields {
+		u.Object[k] = v
+	}
+	return u
 }
 
 func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
+	var fulls []*unstructured.Unstructured
+	for _, r := range captf {
+		fulls = append(fulls, full(r, nil))
+	}
+	return newClusterFull(objects, fulls...)
+}
+
+// newClusterFull is newCluster with CAPTF objects given in full.
+func newClusterFull(objects []runtime.Object, captf ...*unstructured.Unstructured) *cluster {
 	scheme := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(scheme)
-	var metas []runtime.Object
-	for _, r := range captf {
-		metas = append(metas, objectMeta(r))
+	var metas, fulls []runtime.Object
+	lists := map[schema.GroupVersionResource]string{}
+	for _, k := range object.Kinds {
+		lists[k.GVR()] = k.Name + "List"
+	}
+	for _, u := range captf {
+		k, _ := object.KindByName(u.GetKind())
+		m := objectMeta(object.Ref{Kind: k, Namespace: u.GetNamespace(), Name: u.GetName()})
+		m.Annotations, m.DeletionTimestamp = u.GetAnnotations(), u.GetDeletionTimestamp()
+		metas, fulls = append(metas, m), append(fulls, u)
 	}
 	return &cluster{
 		client:   fake.NewClientset(objects...),
 		metadata: metadatafake.NewSimpleMetadataClient(scheme, metas...),
+		dynamic:  dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, fulls...),
 	}
 }
 
 func (c *cluster) inspect(t *testing.T, s Scope) *Report {
 	t.Helper()
-	rep, err := (&Inspector{Client: c.client, Metadata: c.metadata}).Locks(context.Background(), s)
+	rep, err := c.inspector().Locks(context.Background(), s)
 	if err != nil {
 		t.Fatalf("Locks: %v", err)
 	}
 	return rep
+}
+
+func (c *cluster) inspector() *Inspector {
+	return &Inspector{Client: c.client, Metadata: c.metadata, Dynamic: c.dynamic}
 }
 
 // only inspects a cluster expected to hold exactly one lock.

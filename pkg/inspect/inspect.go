@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
@@ -19,8 +20,11 @@ import (
 type Inspector struct {
 	Client kubernetes.Interface
 	// Metadata lists CAPTF objects by metadata only: names are all the
-	// engine needs of them.
+	// engine needs of most of them.
 	Metadata metadata.Interface
+	// Dynamic reads in full the owners of stale locks, whose gates decide
+	// whether CAPTF will clear them; without it those gates are unknown.
+	Dynamic dynamic.Interface
 	// PageSize for every list; DefaultPageSize when 0.
 	PageSize int64
 }
@@ -40,8 +44,8 @@ type Scope struct {
 type Result struct {
 	Facts    Facts
 	Decision Decision
-	// ActiveJob is the object's active runner Job, "" when none.
-	ActiveJob string
+	// ActiveJob is the object's active runner Job, nil when none.
+	ActiveJob *Job
 	// Unreadable lists what RBAC (or the server) kept from being read.
 	Unreadable []string
 	// Death is why a Stale lock's runner died, where the cluster says.
@@ -88,6 +92,7 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	if err := i.readHolderPods(ctx, s.Namespace, facts); err != nil {
 		return nil, err
 	}
+	rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, facts)...)
 	for _, f := range facts {
 		rep.Results = append(rep.Results, c.result(f))
 	}
@@ -151,7 +156,9 @@ func needsPods(ls []Lease) bool {
 // its host names when the pod list returned it.
 func (c *clusterContext) facts(l Lease) Facts {
 	f := Facts{Lease: l}
-	f.Owner, f.NoOwnerWhy = c.owners.resolve(l)
+	var warnings []string
+	f.Owner, f.NoOwnerWhy, warnings = c.owners.resolve(l)
+	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)
 	if l.Held && l.Info != nil && l.HostErr == nil {
 		f.Pod = c.pods[l.Lease.Namespace+"/"+l.Host]
 	}
@@ -182,7 +189,7 @@ func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts 
 		}
 		for _, f := range missing {
 			if f.Pod = all[f.Lease.Lease.Namespace+"/"+f.Lease.Host]; f.Pod == nil {
-				f.Pod = &Pod{Name: f.Lease.Host}
+				f.Pod = missingPod(f.Lease.Host)
 			}
 		}
 		return nil

@@ -1,45 +1,70 @@
 package inspect
 
 import (
-	"sort"
+	"strconv"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
-// ActiveJob returns the name of the object's active runner Job, "" when it
-// has none. Active is CAPTF's meaning: no true Complete or Failed
-// condition. The controller checks the lock only when no Job is active.
-func ActiveJob(jobs []*batchv1.Job, r object.Ref) string {
-	var active []string
-	for _, j := range jobs {
-		if j.Namespace == r.Namespace && jobOf(j, r) && !finished(j) {
-			active = append(active, j.Name)
-		}
-	}
-	sort.Strings(active)
-	if len(active) == 0 {
-		return ""
-	}
-	return active[0]
+// Job labels CAPTF sets on its runner Jobs.
+const (
+	LabelOp      = "captf.infrastructure.cluster.x-k8s.io/op"
+	LabelAttempt = "captf.infrastructure.cluster.x-k8s.io/attempt"
+)
+
+// Job is an object's active runner Job, in the shape of CAPTF's
+// status.activeJob.
+type Job struct {
+	Name      string
+	Operation string
+	Attempt   int32
+	// StartTime is the Job's status.startTime, else its creation time.
+	StartTime time.Time
 }
 
-// jobOf reads a Job's owner from its controller reference, falling back
-// to CAPTF's owner labels (whose name is hashed when longer than 63).
-func jobOf(j *batchv1.Job, r object.Ref) bool {
-	if c := metav1.GetControllerOf(j); c != nil {
-		gv, _ := schema.ParseGroupVersion(c.APIVersion)
-		return gv.Group == object.Group && c.Kind == r.Kind.Name && c.Name == r.Name
-	}
+// ActiveJob returns the object's active runner Job as CAPTF picks it: of
+// the Jobs carrying the object's owner-kind and owner-name labels, the
+// newest by creationTimestamp that has neither a true Complete nor a true
+// Failed condition. nil when there is none. The controller checks the
+// lock only when there is none.
+func ActiveJob(jobs []*batchv1.Job, r object.Ref) *Job {
 	name := r.Name
 	if len(name) > 63 {
 		name = object.ShortHash(name)
 	}
-	return j.Labels[LabelOwnerKind] == r.Kind.Name && j.Labels[LabelOwnerName] == name
+	var newest *batchv1.Job
+	for _, j := range jobs {
+		if j.Namespace != r.Namespace || j.Labels[LabelOwnerKind] != r.Kind.Name || j.Labels[LabelOwnerName] != name || finished(j) {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&j.CreationTimestamp) {
+			newest = j
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	out := &Job{Name: newest.Name, Operation: newest.Labels[LabelOp], StartTime: newest.CreationTimestamp.Time}
+	if n, err := strconv.ParseInt(newest.Labels[LabelAttempt], 10, 32); err == nil {
+		out.Attempt = int32(n)
+	}
+	if p, err := runner.ParseJobName(newest.Name); err == nil {
+		if out.Operation == "" {
+			out.Operation = p.Op
+		}
+		if out.Attempt == 0 {
+			out.Attempt = p.Attempt
+		}
+	}
+	if t := newest.Status.StartTime; t != nil {
+		out.StartTime = t.Time
+	}
+	return out
 }
 
 func finished(j *batchv1.Job) bool {

@@ -60,6 +60,8 @@ type Lease struct {
 	// is none.
 	Host    string
 	HostErr error
+	// Warnings are labels that disagree with the name (which wins).
+	Warnings []string
 }
 
 // ErrNoLockInfo is InfoErr when the Lease has no lock-info annotation.
@@ -76,6 +78,7 @@ func IsLockLease(name string) bool { return strings.HasPrefix(name, object.LockL
 func ParseLease(l *coordinationv1.Lease) Lease {
 	p := Lease{Lease: l}
 	p.Workspace, p.Suffix = workspaceAndSuffix(l)
+	p.Warnings = labelWarnings(p)
 	if l.Spec.HolderIdentity == nil {
 		return p
 	}
@@ -108,23 +111,43 @@ func SplitWho(who string) (string, error) {
 	return who[i+1:], nil
 }
 
-// workspaceAndSuffix reads both from the backend's labels; where a label is
-// missing it falls back to the name "lock-tfstate-<workspace>-<suffix>".
-// Both may contain "-", so the labels are the authority.
+// workspaceAndSuffix splits the Lease's name "lock-tfstate-<workspace>-<suffix>".
+// The name is the authority, as for CAPTF, which GETs the Lease
+// lock-tfstate-default-<suffix of the object> by name and never reads its
+// labels. A name ending in a CAPTF suffix splits there. Any other name
+// (another tool's workspace) has no fixed split: there, and only there,
+// labels that agree with the name choose it, for display.
 func workspaceAndSuffix(l *coordinationv1.Lease) (workspace, suffix string) {
 	rest := strings.TrimPrefix(l.Name, object.LockLeasePrefix)
-	workspace, suffix = l.Labels[LabelWorkspace], l.Labels[LabelSecretSuffix]
-	switch {
-	case workspace != "" && suffix != "":
-	case suffix != "":
-		workspace = strings.TrimSuffix(rest, "-"+suffix)
-	case workspace != "":
-		suffix = strings.TrimPrefix(rest, workspace+"-")
-	case captfSuffix.MatchString(rest):
-		m := captfSuffix.FindStringSubmatchIndex(rest)
-		workspace, suffix = rest[:m[0]], rest[m[2]:]
-	default:
-		workspace, suffix, _ = strings.Cut(rest, "-")
+	if m := captfSuffix.FindStringSubmatchIndex(rest); m != nil {
+		return rest[:m[0]], rest[m[2]:]
 	}
+	ws, sfx := l.Labels[LabelWorkspace], l.Labels[LabelSecretSuffix]
+	switch {
+	case ws != "" && sfx != "" && rest == ws+"-"+sfx:
+		return ws, sfx
+	case sfx != "" && strings.HasSuffix(rest, "-"+sfx):
+		return strings.TrimSuffix(rest, "-"+sfx), sfx
+	case ws != "" && strings.HasPrefix(rest, ws+"-"):
+		return ws, strings.TrimPrefix(rest, ws+"-")
+	}
+	workspace, suffix, _ = strings.Cut(rest, "-")
 	return workspace, suffix
+}
+
+// labelWarnings names each backend label that disagrees with the Lease's
+// name. CAPTF never reads them, so neither does the verdict: a label that
+// disagrees is a sign the Lease was copied or tampered with, shown to the
+// operator and never acted on.
+func labelWarnings(p Lease) []string {
+	var out []string
+	for _, c := range []struct{ label, want string }{
+		{LabelSecretSuffix, p.Suffix},
+		{LabelWorkspace, p.Workspace},
+	} {
+		if v, ok := p.Lease.Labels[c.label]; ok && v != c.want {
+			out = append(out, fmt.Sprintf("label %s=%s disagrees with the Lease name, which gives %s; CAPTF finds a lock by its name only, so the label is ignored", c.label, v, c.want))
+		}
+	}
+	return out
 }

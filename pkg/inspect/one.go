@@ -6,7 +6,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -22,7 +24,9 @@ func (e *NoLeaseError) Error() string {
 // and the same code as Locks. It reads the Lease, the namespace's CAPTF
 // objects and Jobs, and the pod its holder names, by name: a handful of
 // requests, whatever the size of the cluster.
-func (i *Inspector) Lock(ctx context.Context, namespace, name string) (*Result, []string, error) {
+// known, when given, is the owner as the caller already read it: its gates
+// are taken from it rather than read again.
+func (i *Inspector) Lock(ctx context.Context, namespace, name string, known ...*unstructured.Unstructured) (*Result, []string, error) {
 	if !IsLockLease(name) {
 		return nil, nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>)", name, object.LockLeasePrefix)
 	}
@@ -45,6 +49,16 @@ func (i *Inspector) Lock(ctx context.Context, namespace, name string) (*Result, 
 			return nil, nil, fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, name)
 		}
 	}
-	r := c.result(f)
-	return &r, c.warnings, nil
+	facts := []Facts{f}
+	warnings := c.warnings
+	if o := f.Owner; len(known) == 1 && known[0] != nil && o != nil && known[0].GetName() == o.Ref.Name && known[0].GetNamespace() == o.Ref.Namespace && known[0].GetKind() == o.Ref.Kind.Name {
+		if needsGate(f) {
+			g := jobgate.Of(o.Ref.Kind.Name, known[0])
+			facts[0].Gate = &g
+		}
+	} else {
+		warnings = append(warnings, i.readGates(ctx, namespace, facts)...)
+	}
+	r := c.result(facts[0])
+	return &r, warnings, nil
 }

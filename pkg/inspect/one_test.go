@@ -15,7 +15,7 @@ import (
 
 func lockOne(t *testing.T, c *cluster, ns, name string) (*Result, error) {
 	t.Helper()
-	r, _, err := (&Inspector{Client: c.client, Metadata: c.metadata}).Lock(context.Background(), ns, name)
+	r, _, err := c.inspector().Lock(context.Background(), ns, name)
 	return r, err
 }
 

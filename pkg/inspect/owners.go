@@ -1,6 +1,11 @@
 package inspect
 
 import (
+	"fmt"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
@@ -23,38 +28,67 @@ func newOwners(lists []kindList) *owners {
 	return o
 }
 
-// resolve finds the object a lock belongs to. Candidates, in order: the
-// listed objects; the Lease's CAPTF owner labels; the holder host read as
-// an unhashed runner pod name, which carries the kind code and the object
-// name. The last two still work when the object was deleted or its kind is
-// not served. When none matches, the string says why.
-func (o *owners) resolve(l Lease) (*Owner, string) {
+// resolve finds the object a lock belongs to: the object whose suffix is
+// the one in the Lease's name. Candidates, in order: the listed objects;
+// the Lease's CAPTF owner labels; the holder host read as an unhashed
+// runner pod name, which carries the kind code and the object name. The
+// last two still work when the object was deleted or its kind is not
+// served, and each is accepted only when its suffix, recomputed, is the
+// name's. When none matches, the string says why. The warnings name owner
+// labels that point elsewhere: shown, never followed.
+func (o *owners) resolve(l Lease) (*Owner, string, []string) {
 	ns := l.Lease.Namespace
+	var warnings []string
+	labelled, labelledOK := object.KindByName(l.Lease.Labels[LabelOwnerKind])
+	labelRef := object.Ref{Kind: labelled, Namespace: ns, Name: l.Lease.Labels[LabelOwnerName]}
+	if labelledOK && labelRef.Suffix() != l.Suffix && !hashedLabelOf(labelRef.Name, o.bySuffix[ns+"/"+l.Suffix]) {
+		warnings = append(warnings, fmt.Sprintf("its owner labels name %s %s, whose lock this Lease's name is not; CAPTF finds a lock by its name only, so the labels are ignored", labelled.Name, labelRef.Name))
+	}
 	if r, ok := o.bySuffix[ns+"/"+l.Suffix]; ok {
 		yes := true
-		return &Owner{Ref: r, UID: o.kinds[r.Kind.Name].uids[r], Exists: &yes, Via: "object"}, ""
+		return &Owner{Ref: r, UID: o.kinds[r.Kind.Name].uids[r], Exists: &yes, Via: "object"}, "", warnings
 	}
-	if k, ok := object.KindByName(l.Lease.Labels[LabelOwnerKind]); ok {
-		if r := (object.Ref{Kind: k, Namespace: ns, Name: l.Lease.Labels[LabelOwnerName]}); r.Suffix() == l.Suffix {
-			return &Owner{Ref: r, Exists: o.exists(r), Via: "lease labels"}, ""
-		}
+	if labelledOK && labelRef.Suffix() == l.Suffix && validName(labelRef.Name) {
+		return &Owner{Ref: labelRef, Exists: o.exists(labelRef), Via: "lease labels"}, "", warnings
 	}
+	why := "no CAPTF object owns suffix " + l.Suffix
 	if l.Info != nil && l.HostErr == nil {
 		if p, err := runner.ParsePodName(l.Host); err == nil && p.Kind != nil {
-			if r := (object.Ref{Kind: *p.Kind, Namespace: ns, Name: p.NameSegment}); r.Suffix() == l.Suffix {
-				return &Owner{Ref: r, Exists: o.exists(r), Via: "holder pod name"}, ""
+			switch r := (object.Ref{Kind: *p.Kind, Namespace: ns, Name: p.NameSegment}); {
+			case r.Suffix() != l.Suffix:
+			case !validName(r.Name):
+				// Whoever wrote the lock chose both the Lease name and Who;
+				// a name no object can have is never trusted as an owner.
+				why += "; the holder host names an object whose suffix it is, but that name is not a valid Kubernetes object name, so it is not trusted"
+			default:
+				return &Owner{Ref: r, Exists: o.exists(r), Via: "holder pod name"}, "", warnings
 			}
 		}
 	}
-	why := "no CAPTF object owns suffix " + l.Suffix
 	switch {
 	case o.noneServed():
 		why += " (the cluster serves none of CAPTF's kinds)"
 	case len(o.unreadable(nil)) > 0:
 		why += " among the objects that could be read"
 	}
-	return nil, why
+	return nil, why, warnings
 }
+
+// hashedLabelOf is true when name is the hashed owner-name label CAPTF
+// writes for ref's object (its name is longer than 63 characters).
+// With the object unknown, a 16-hex label may be such a hash: no warning.
+func hashedLabelOf(name string, ref object.Ref) bool {
+	if ref.Name == "" {
+		return shortHash.MatchString(name)
+	}
+	return len(ref.Name) > 63 && object.ShortHash(ref.Name) == name
+}
+
+var shortHash = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+// validName is whether s can be a Kubernetes object's name (a DNS-1123
+// subdomain), the test any name taken from holder-written text must pass.
+func validName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 // exists says whether a resolved object is there: nil when its kind could
 // not be listed, false when the kind is not served or the object is not

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -133,17 +132,23 @@ func (i *Inspector) listPods(ctx context.Context, namespace, selector string) (m
 // cannot be a pod name (whoever holds the lock writes it) names no pod and
 // is never sent to the server as a path.
 func (i *Inspector) getPod(ctx context.Context, namespace, name string) (*Pod, error) {
-	if len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return &Pod{Name: name}, nil
+	if !validName(name) {
+		return missingPod(name), nil
 	}
 	p, err := i.Client.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return &Pod{Name: name}, nil
+		return missingPod(name), nil
 	}
 	if err != nil {
 		return nil, readError("get", "pods", namespace, err)
 	}
 	return podFact(p), nil
+}
+
+// missingPod is a pod that is not there, marked Invalid when no pod can
+// ever have that name.
+func missingPod(name string) *Pod {
+	return &Pod{Name: name, Invalid: !validName(name)}
 }
 
 func podFact(p *corev1.Pod) *Pod {

@@ -32,6 +32,18 @@ func ParsePodName(pod string) (PodName, error) {
 	if !ok || len(tail) != PodTailLen {
 		return PodName{}, fmt.Errorf("%q does not end in a %d-character pod suffix", pod, PodTailLen)
 	}
+	p, err := parseJob(pod, job)
+	p.Tail = tail
+	return p, err
+}
+
+// ParseJobName splits a runner Job name as ParsePodName splits the part of
+// a pod name before its tail.
+func ParseJobName(job string) (PodName, error) { return parseJob(job, job) }
+
+// parseJob splits job, naming whole (a pod or Job name) in its errors.
+func parseJob(whole, job string) (PodName, error) {
+	pod := whole
 	rest, hash6, ok := cutLast(job)
 	if !ok {
 		return PodName{}, fmt.Errorf("%q has no Job hash before its pod suffix", pod)
@@ -48,7 +60,7 @@ func ParsePodName(pod string) (PodName, error) {
 	if !ok || !isOp(op) {
 		return PodName{}, fmt.Errorf("%q has %q where a runner op (%s) belongs", pod, op, strings.Join(Ops, ", "))
 	}
-	p := PodName{Job: job, Op: op, Attempt: int32(n), Hash6: hash6, Tail: tail}
+	p := PodName{Job: job, Op: op, Attempt: int32(n), Hash6: hash6}
 	for _, k := range object.Kinds {
 		if seg, found := strings.CutPrefix(rest, "captf-"+k.Code+"-"); found {
 			p.Kind, p.NameSegment = &k, seg

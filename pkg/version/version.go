@@ -11,15 +11,23 @@ var (
 	Date    = "unknown"
 )
 
+// CAPTFRules is the CAPTF release line whose controller rules the verdicts
+// follow: its source (internal/locks/stale.go, internal/jobs/name.go,
+// internal/controllers/shared/) is the authority the plugin is tested
+// against.
+const CAPTFRules = "v0.1.x"
+
 // Info is the version as `kubectl captf version -o json` prints it.
 type Info struct {
 	Version   string `json:"version"`
 	Commit    string `json:"commit"`
 	Date      string `json:"date"`
 	GoVersion string `json:"goVersion"`
+	// CAPTFRules is the CAPTF release whose rules the verdicts follow.
+	CAPTFRules string `json:"captfRules"`
 }
 
 // Get returns the build's version.
 func Get() Info {
-	return Info{Version: Version, Commit: Commit, Date: Date, GoVersion: runtime.Version()}
+	return Info{Version: Version, Commit: Commit, Date: Date, GoVersion: runtime.Version(), CAPTFRules: CAPTFRules}
 }

@@ -52,15 +52,26 @@ type Context struct {
 	// RunnerEvents are the latest events about a Stale lock's runner pod
 	// or its Job (Killing, Evicted, Preempting, NodeNotReady, …).
 	RunnerEvents []EventSummary `json:"runnerEvents,omitempty"`
-	// ActiveJob is the object's active runner Job, from status.activeJob
-	// or the Jobs it owns.
-	ActiveJob string `json:"activeJob"`
+	// ActiveJob is the object's active runner Job, as CAPTF picks it from
+	// the Jobs (status.activeJob when the Jobs cannot be read); null when
+	// none is active.
+	ActiveJob *ActiveJob `json:"activeJob"`
 	// RunLease is CAPTF's captf-run-<suffix> lease, null when absent.
 	RunLease *RunLease `json:"runLease"`
 	// StateSecrets are the names of the state Secrets (metadata only).
 	StateSecrets []string `json:"stateSecrets"`
 	// Unreadable says what could not be read, one line each.
 	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// ActiveJob has the shape of CAPTF's status.activeJob.
+type ActiveJob struct {
+	Name      string     `json:"name"`
+	Operation string     `json:"operation"`
+	Attempt   int32      `json:"attempt"`
+	StartTime *time.Time `json:"startTime,omitempty"`
+	// From says where it was read: "jobs" or "status.activeJob".
+	From string `json:"from"`
 }
 
 // Condition is a status condition.
@@ -112,6 +123,14 @@ func (in *Explanation) DeepCopyObject() runtime.Object {
 	if in.Context.StateReadable != nil {
 		c := *in.Context.StateReadable
 		out.Context.StateReadable = &c
+	}
+	if in.Context.ActiveJob != nil {
+		a := *in.Context.ActiveJob
+		if a.StartTime != nil {
+			t := *a.StartTime
+			a.StartTime = &t
+		}
+		out.Context.ActiveJob = &a
 	}
 	if in.Context.RunLease != nil {
 		r := *in.Context.RunLease

@@ -71,6 +71,9 @@ func (in *Lock) DeepCopyInto(out *Lock) {
 	if in.Unreadable != nil {
 		out.Unreadable = append([]string(nil), in.Unreadable...)
 	}
+	if in.Warnings != nil {
+		out.Warnings = append([]string(nil), in.Warnings...)
+	}
 }
 
 // DeepCopyObject implements runtime.Object.

@@ -71,11 +71,16 @@ type Lock struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason is one sentence naming the evidence for the verdict.
 	Reason string `json:"reason"`
-	// CAPTFClears says whether CAPTF's controller will clear the lock by
-	// itself (a Stale lock of an existing object, with a consistent ID).
+	// CAPTFClears says whether a Job that CAPTF's controller starts will
+	// force-unlock the lock: a Stale lock of an existing object, with a
+	// consistent ID, that no gate (a pause, a Retain deletion, missing
+	// credentials, ...) keeps from getting a Job.
 	CAPTFClears bool `json:"captfClears"`
 	// ActiveJob is the name of the object's active runner Job, or empty.
 	ActiveJob string `json:"activeJob"`
+	// Warnings name Lease labels that disagree with its name. CAPTF finds
+	// a lock by its name only, so they are shown and never acted on.
+	Warnings []string `json:"warnings,omitempty"`
 	// Unreadable lists what could not be read for this lock (for example
 	// "jobs" when RBAC forbids listing them); the fields it feeds are
 	// then incomplete.

@@ -27,6 +27,9 @@ const (
 	// Conflict: the Lease changed between the read and the write; the
 	// server rejected the write, so nothing was written.
 	Conflict Action = "Conflict"
+	// Failed: the lock could not be read or written; Message holds the
+	// error. Nothing was written.
+	Failed Action = "Failed"
 )
 
 // UnlockResult is the outcome of unlocking one lock.
@@ -53,6 +56,9 @@ type UnlockResult struct {
 	Reconcile string `json:"reconcile,omitempty"`
 	// Warnings are failures that did not undo the unlock.
 	Warnings []string `json:"warnings,omitempty"`
+	// Commands are the commands to run next, quoted for a POSIX shell:
+	// the unlock with the flags its guards ask for, or a look at the holder.
+	Commands []string `json:"commands,omitempty"`
 }
 
 // LeaseChange is the unlock's write: the runtimes' own Unlock.
@@ -101,6 +107,7 @@ func (in *UnlockResult) DeepCopyObject() runtime.Object {
 		out.Change = &ch
 	}
 	out.Warnings = append([]string(nil), in.Warnings...)
+	out.Commands = append([]string(nil), in.Commands...)
 	return &out
 }
 
