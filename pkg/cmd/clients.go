@@ -23,15 +23,7 @@ func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &clients{inspector: in, dynamic: dyn, metadata: in.Metadata}, nil
+	return &clients{inspector: in, dynamic: in.Dynamic, metadata: in.Metadata}, nil
 }
 
 // newInspector builds the engine's clients from the kubeconfig flags.
@@ -64,5 +56,9 @@ func newInspectorFor(cfg *rest.Config) (*inspect.Inspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inspect.Inspector{Client: client, Metadata: meta}, nil
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &inspect.Inspector{Client: client, Metadata: meta, Dynamic: dyn}, nil
 }

@@ -10,6 +10,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 )
 
 // contextScans is how many clusters are read at once.
@@ -60,10 +61,10 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 	for i, name := range names {
 		s := scans[i]
 		for _, w := range s.warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", name, w)
+			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", escape.Text(name), escape.Text(w))
 		}
 		if s.err != nil {
-			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", name, s.err)
+			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", escape.Text(name), escape.Text(s.err.Error()))
 			list.ContextErrors = append(list.ContextErrors, v1alpha1.ContextError{Context: name, Error: s.err.Error()})
 			continue
 		}

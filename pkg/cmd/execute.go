@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
 
@@ -21,8 +23,21 @@ const (
 	ExitInterrupted = 130
 )
 
+// exitCode ends a command whose output already said why, with that code.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit code %d", int(c)) }
+
 // errGuard ends a command whose output already said that a guard refused.
-var errGuard = errors.New("refused by a guard")
+var errGuard = exitCode(ExitRefused)
+
+// warn prints warnings as kubectl does, one line each, escaped: they
+// quote what the server and the cluster's objects say.
+func warn(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "Warning: %s\n", escape.Text(s))
+	}
+}
 
 // Execute runs the root command and returns the process exit code. Errors
 // are printed as kubectl prints them: one line, "error: ...".
@@ -41,9 +56,11 @@ func Execute(streams genericiooptions.IOStreams, args []string) int {
 		return ExitInterrupted
 	case err == nil:
 		return ExitOK
-	case errors.Is(err, errGuard):
-		return ExitRefused
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
+	var code exitCode
+	if errors.As(err, &code) {
+		return int(code)
+	}
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
 	return ExitError
 }

@@ -13,20 +13,22 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 const explainExample = `  # Why is this object's state locked, and what to do about it
   kubectl captf explain terraformcluster/demo -n infra
 
-  # Short names, plurals and group-qualified names work as in kubectl
-  kubectl captf explain terraformmachines.infrastructure.cluster.x-k8s.io web-1
+  # Plurals and group-qualified names work as in kubectl
+  kubectl captf explain terraformmachines.infrastructure.cluster.x-k8s.io web-1 -n infra
 
   # A lock whose object is gone, or where CAPTF's CRDs are not installed
-  kubectl captf explain lease/lock-tfstate-default-0b41ac905b337e94-c
+  kubectl captf explain lease/lock-tfstate-default-d980a2553508a5e1-c -n infra
 
   # As a captf.io/v1alpha1 Explanation
-  kubectl captf explain tfc/demo -o yaml`
+  kubectl captf explain terraformcluster/demo -n infra -o yaml`
 
 // width is the column human output wraps at.
 const width = 100
@@ -106,9 +108,7 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-	}
+	warn(o.ErrOut, warnings)
 	if *o.printFlags.OutputFormat != "" {
 		p, err := o.printFlags.ToPrinter()
 		if err != nil {
@@ -130,8 +130,8 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 		}
 	}
 	field := func(label, text string) { writeWrapped(w, fmt.Sprintf("%-10s", label+":"), text) }
-	field("Object", obj+" in namespace "+x.Namespace)
-	field("Lock", "lease/"+x.Name)
+	field("Object", escape.Text(obj+" in namespace "+x.Namespace))
+	field("Lock", escape.Text("lease/"+x.Name))
 	if x.Lock != nil {
 		holder := x.Lock.Who
 		if x.Lock.InfoError != "" {
@@ -141,32 +141,38 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 		if x.Lock.InfoID != "" && x.Lock.InfoID != x.Lock.ID {
 			id += " (lock info says " + x.Lock.InfoID + ")"
 		}
-		field("Holder", esc(holder)+opAndAge(x.Lock, now))
-		field("Lock ID", esc(id))
+		field("Holder", escape.Text(holder)+opAndAge(x.Lock, now))
+		field("Lock ID", escape.Text(id))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "How CAPTF's controller checks it:")
 	for n, s := range x.Steps {
-		writeWrapped(w, fmt.Sprintf("  %d. ", n+1), esc(fmt.Sprintf("%s %s -> %s", s.Check, s.Observed, s.Result)))
+		writeWrapped(w, fmt.Sprintf("  %d. ", n+1), escape.Text(fmt.Sprintf("%s %s -> %s", s.Check, s.Observed, s.Result)))
 	}
 	fmt.Fprintln(w)
-	field("Verdict", string(x.Verdict)+": "+esc(x.Reason))
+	field("Verdict", string(x.Verdict)+": "+escape.Text(x.Reason))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "What CAPTF does next:")
-	writeWrapped(w, "  ", esc(x.ControllerAction))
+	writeWrapped(w, "  ", escape.Text(x.ControllerAction))
 	if len(x.Advice) > 0 {
 		fmt.Fprintln(w, "What you can do:")
 		for _, a := range x.Advice {
 			if c, ok := strings.CutPrefix(a, "# "); ok {
-				writeWrapped(w, "  # ", esc(c))
+				writeWrapped(w, "  # ", escape.Text(c))
 			} else {
-				writeCommand(w, esc(a))
+				// Advice is quoted by shell.Command; parsed back, it wraps
+				// between arguments.
+				if c, err := shell.Parse(a); err == nil {
+					writeCommand(w, c)
+				} else {
+					writeWrapped(w, "  # ", "no command printed: "+err.Error())
+				}
 			}
 		}
 	}
 	if x.Disagreement != "" {
 		fmt.Fprintln(w)
-		writeWrapped(w, "Note: ", esc(x.Disagreement))
+		writeWrapped(w, "Note: ", escape.Text(x.Disagreement))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Context:")
@@ -177,7 +183,7 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 		if s.LastTransitionTime != nil {
 			age = ", " + duration.HumanDuration(now.Sub(*s.LastTransitionTime)) + " ago"
 		}
-		ctxField("StateReadable", esc(fmt.Sprintf("%s/%s%s: %s", s.Status, s.Reason, age, s.Message)))
+		ctxField("StateReadable", escape.Text(fmt.Sprintf("%s/%s%s: %s", s.Status, s.Reason, age, s.Message)))
 	} else {
 		ctxField("StateReadable", "<none>")
 	}
@@ -189,21 +195,29 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 		if e.Time != nil {
 			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
 		}
-		ctxField("Event", esc(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+		ctxField("Event", escape.Text(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
 	}
 	if x.Holder != nil && x.Holder.Death != nil {
-		ctxField("Runner end", esc(x.Holder.Death.Summary))
+		ctxField("Runner end", escape.Text(x.Holder.Death.Summary))
 	}
 	for _, e := range c.RunnerEvents {
 		age := ""
 		if e.Time != nil {
 			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
 		}
-		ctxField("Runner event", esc(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+		ctxField("Runner event", escape.Text(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
 	}
-	ctxField("Active Job", none(c.ActiveJob))
+	if j := c.ActiveJob; j != nil {
+		since := ""
+		if j.StartTime != nil {
+			since = ", started " + duration.HumanDuration(now.Sub(*j.StartTime)) + " ago"
+		}
+		ctxField("Active Job", escape.Text(fmt.Sprintf("%s (%s, attempt %d%s; from %s)", j.Name, j.Operation, j.Attempt, since, j.From)))
+	} else {
+		ctxField("Active Job", "<none>")
+	}
 	if r := c.RunLease; r != nil {
-		ctxField("Run lease", esc(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))
+		ctxField("Run lease", escape.Text(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))
 	} else {
 		ctxField("Run lease", "<none>")
 	}
@@ -211,9 +225,9 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time
 	if len(c.StateSecrets) > 0 {
 		secrets += ": " + strings.Join(c.StateSecrets, ", ")
 	}
-	ctxField("State Secrets", secrets)
+	ctxField("State Secrets", escape.Text(secrets))
 	for _, u := range c.Unreadable {
-		ctxField("Unreadable", esc(u))
+		ctxField("Unreadable", escape.Text(u))
 	}
 }
 
@@ -228,7 +242,7 @@ func opAndAge(l *v1alpha1.LockInfo, now time.Time) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return " (" + esc(strings.Join(parts, ", ")) + ")"
+	return " (" + escape.Text(strings.Join(parts, ", ")) + ")"
 }
 
 // writeWrapped writes text after a prefix, wrapped at width with the
@@ -249,11 +263,19 @@ func writeWrapped(w io.Writer, prefix, text string) {
 	fmt.Fprintln(w, strings.TrimRight(line, " "))
 }
 
-// writeCommand writes a shell command within width, breaking long ones with
-// backslash continuations so that they still paste as one command.
-func writeCommand(w io.Writer, cmd string) {
+// writeCommand writes a command for a person to paste, each argument
+// quoted by shell.Command, within width: long ones break between arguments
+// with backslash continuations, so that they still paste as one command. A
+// command whose arguments cannot be shown safely is not printed; a comment
+// says why.
+func writeCommand(w io.Writer, c shell.Command) {
+	words, err := c.Words()
+	if err != nil {
+		writeWrapped(w, "  # ", "no command printed: "+err.Error())
+		return
+	}
 	line := "  "
-	for n, word := range strings.Fields(cmd) {
+	for n, word := range words {
 		if n > 0 && len(line)+1+len(word)+2 > width {
 			fmt.Fprintln(w, line+" \\")
 			line = "      " + word

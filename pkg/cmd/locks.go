@@ -134,9 +134,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, w := range rep.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-		}
+		warn(o.ErrOut, rep.Warnings)
 		for _, r := range rep.Results {
 			list.Items = append(list.Items, r.Lock())
 		}

@@ -5,6 +5,7 @@ package cmd
 import (
 	"flag"
 
+	"github.com/captf-io/kubectl-captf/pkg/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -32,7 +33,8 @@ func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *requestCounte
 		Short: "See and safely clear the Terraform/OpenTofu state locks of CAPTF",
 		Long: `kubectl captf shows the Terraform/OpenTofu state locks of CAPTF (Cluster API
 Provider Terraform) and says, by CAPTF's own rules, whether the controller will
-clear each one by itself.
+clear each one by itself. The verdicts follow the rules of CAPTF ` + version.CAPTFRules + `
+(its controller source is the authority).
 
 Flags go after the plugin name: kubectl captf --context x locks.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl captf"},

@@ -2,20 +2,18 @@ package cmd
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/fatih/color"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 )
 
 type tableOptions struct {
@@ -84,7 +82,7 @@ func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextErr
 		}
 		cells[0], cells[1] = f.Context, "<error>"
 		if o.wide {
-			cells[len(cells)-1] = esc(f.Error)
+			cells[len(cells)-1] = escape.Text(f.Error)
 		}
 		if err := t.Append(cells); err != nil {
 			return err
@@ -130,19 +128,19 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 			activeJob = "<unreadable>"
 		}
 	}
-	cells := []string{none(obj), verdict, none(esc(holder)), none(esc(op)), none(age)}
+	cells := []string{none(escape.Text(obj)), verdict, none(escape.Text(holder)), none(escape.Text(op)), none(age)}
 	if o.wide {
 		death := ""
 		if l.Holder != nil && l.Holder.Death != nil {
 			death = l.Holder.Death.Summary
 		}
-		cells = append(cells, none(esc(id)), l.Name, none(esc(version)), none(activeJob), none(esc(death)), esc(l.Reason))
+		cells = append(cells, none(escape.Text(id)), escape.Text(l.Name), none(escape.Text(version)), none(escape.Text(activeJob)), none(escape.Text(death)), escape.Text(l.Reason))
 	}
 	if o.namespace {
-		cells = append([]string{l.Namespace}, cells...)
+		cells = append([]string{escape.Text(l.Namespace)}, cells...)
 	}
 	if o.context {
-		cells = append([]string{l.Context}, cells...)
+		cells = append([]string{escape.Text(l.Context)}, cells...)
 	}
 	if o.event != "" {
 		cells = append([]string{o.event}, cells...)
@@ -165,32 +163,6 @@ func shortOperation(op string) string {
 		return s
 	}
 	return op
-}
-
-// esc makes holder-written text safe for a terminal and a one-line cell.
-// cli-runtime's EscapeTerminal shows ESC as ^[ and CR as \r but lets the
-// other control characters through (BEL, backspace, C1's CSI), so those
-// are shown too: newline and tab as \n and \t, other C0 controls in caret
-// notation, C1 controls and bidi overrides (which reorder what the reader
-// sees) as \u escapes.
-func esc(s string) string {
-	var b strings.Builder
-	for _, r := range printers.EscapeTerminal(s) {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			b.WriteByte('^')
-			b.WriteByte(byte(r) ^ 0x40)
-		case (r >= 0x80 && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 func none(s string) string {

@@ -139,20 +139,3 @@ func TestHelpSaysKubectlCaptf(t *testing.T) {
 		t.Errorf("help:\n%s", out.String())
 	}
 }
-
-func TestEsc(t *testing.T) {
-	for in, want := range map[string]string{
-		"root@pod":          "root@pod",
-		"a\x1b[31mred":      "a^[[31mred",
-		"bell\x07":          "bell^G",
-		"back\bspace\x7f":   "back^Hspace^?",
-		"two\nlines\r\tx":   `two\nlines\r\tx`,
-		"c1\u009b2J":        `c1\u009b2J`,
-		"bidi\u202egnp.exe": `bidi\u202egnp.exe`,
-		"ünïcode@höst":      "ünïcode@höst",
-	} {
-		if got := esc(in); got != want {
-			t.Errorf("esc(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

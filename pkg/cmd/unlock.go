@@ -12,6 +12,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
@@ -23,7 +24,10 @@ const unlockExample = `  # What would happen (a dry run: nothing is written)
   kubectl captf unlock terraformcluster/demo -n infra --confirm
 
   # Clear a lock held from a workstation, once its holder is gone, naming its ID
-  kubectl captf unlock tfm/web-1 --id 3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a --confirm
+  kubectl captf unlock terraformmachine/web-1 -n infra --id 3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a --confirm
+
+  # Clear a live runner's lock, naming the lock ID you saw in the dry run
+  kubectl captf unlock terraformcluster/edge -n team-a --force --id 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d
 
   # Clear every stale lock in every namespace
   kubectl captf unlock --all-stale -A --confirm`
@@ -34,22 +38,37 @@ Without --confirm it is a dry run: it prints the lock, its verdict and exactly
 what would be written, and writes nothing. With --confirm it reads the Lease
 and the holder pod again, live, classifies the lock again and then:
 
-  Unlocked          says so, writes nothing.
-  Stale             unlocks.
-  Live              refuses, unless --force: clearing a live runner's lock lets
-                    two runs write the same state.
-  Foreign, Unknown  refuses, unless --id names the current lock ID (the proof
-                    terraform force-unlock asks for). A foreign holder may be
-                    mid-write.
+  Unlocked, no Lease  says so, writes nothing.
+  Stale               unlocks: any stale own-pod holder is safe to clear by
+                      CAPTF's own rule, checked again at write time.
+  Live                refuses, unless --force with --id naming the current
+                      lock ID: clearing a live runner's lock lets two runs
+                      write the same state.
+  Foreign, Unknown    refuses, unless --id names the current lock ID (the
+                      proof terraform force-unlock asks for). A foreign holder
+                      may be mid-write.
 
-An --id that differs from the current lock ID is always refused. The write is
-the runtimes' own Unlock: spec.holderIdentity set to null and only the
-app.terraform.io/lock-info annotation removed, sent as an update carrying the
-resourceVersion read, so a lock that changed in between is never cleared. An
-Event (reason OperatorForceUnlocked) records the unlock.
+An --id that differs from the current lock ID is always refused, and the
+refusal names the holder that has the lock now. A refusal prints the command
+that would go ahead, with the current lock ID.
 
-Exit codes: 0 done (or, in a dry run, would be done), 1 error, 3 refused by a
-guard or the lock changed while unlocking.`
+What the write guarantees: it is the runtimes' own Unlock (spec.holderIdentity
+set to null, only the app.terraform.io/lock-info annotation removed), sent as
+an update carrying the resourceVersion that --confirm read just before it, so
+the server refuses it (Conflict, exit 3) if the Lease changed in between. What
+it does not: it cannot pin what an earlier dry run or listing showed; that is
+what --id is for. And it does not stop a holder that is still running: the
+runtimes do not fence state writes with the lock. An Event (reason
+OperatorForceUnlocked) records the unlock.
+
+With --all-stale each lock's outcome is printed as it happens (json and yaml
+print them all at the end, also after a failure or Ctrl-C): Unlocked,
+AlreadyUnlocked (the Lease vanished or was released meanwhile), Refused,
+Conflict or Failed.
+
+Exit codes: the worst outcome. 0 done (or, in a dry run, would be done, or
+nothing to unlock), 1 an error or a lock failed, 3 refused by a guard or the
+lock changed while unlocking, 130 interrupted.`
 
 // UnlockOptions are the options of `kubectl captf unlock`.
 type UnlockOptions struct {
@@ -94,8 +113,8 @@ func NewCmdUnlock(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.Confirm, "confirm", false, "Write. Without it, print what would be written and write nothing.")
-	f.BoolVar(&o.Force, "force", false, "Clear a lock whose holder is one of the object's own runner pods and still alive.")
-	f.StringVar(&o.ID, "id", "", "The current lock ID: required to clear a Foreign or Unknown lock, and checked against any lock.")
+	f.BoolVar(&o.Force, "force", false, "Clear a lock whose holder is one of the object's own runner pods and still alive; needs --id.")
+	f.StringVar(&o.ID, "id", "", "The current lock ID: required to clear a Live (with --force), Foreign or Unknown lock, and checked against any lock.")
 	f.BoolVar(&o.AllStale, "all-stale", false, "Clear every Stale lock in the namespace (or with -A, everywhere), and nothing else.")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all-stale, every namespace.")
 	f.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+unlock.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
@@ -145,177 +164,201 @@ func (o *UnlockOptions) Validate() error {
 	}
 }
 
-// Run unlocks and prints.
+// Run unlocks and prints. Each lock's outcome is printed as it happens,
+// so that what was cleared is on record whatever comes after it: a lock
+// that fails, or Ctrl-C. The exit code is the worst outcome: 130 when
+// interrupted, 1 when any failed, 3 when any was refused or conflicted.
 func (o *UnlockOptions) Run(ctx context.Context) error {
 	opts := unlock.Options{
 		Guard:   unlock.Guard{Force: o.Force, ID: o.ID, IDGiven: o.idGiven},
 		Confirm: o.Confirm, Reconcile: o.Reconcile,
 	}
-	var outcomes []*unlock.Outcome
-	if o.AllStale {
-		rep, err := o.unlocker.Inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace})
-		if err != nil {
-			return err
-		}
-		for _, w := range rep.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-		}
-		for _, r := range rep.Results {
-			if r.Decision.Verdict != v1alpha1.Stale {
-				continue
-			}
-			// Unlock reads and classifies it again before writing.
-			out, err := o.unlocker.Unlock(ctx, r.Facts.Lease.Lease.Namespace, r.Facts.Lease.Lease.Name, opts)
-			if err != nil {
-				return err
-			}
-			outcomes = append(outcomes, out)
-		}
-		if len(outcomes) == 0 && *o.printFlags.OutputFormat == "" {
-			where := "in any namespace"
-			if o.namespace != "" {
-				where = "in " + o.namespace + " namespace"
-			}
-			fmt.Fprintf(o.ErrOut, "No stale locks found %s.\n", where)
-		}
-	} else {
+	if !o.AllStale {
+		opts.Arg = o.target.Arg
 		out, err := o.unlocker.Unlock(ctx, o.target.Namespace, o.target.Lease, opts)
 		if err != nil {
 			return err
 		}
-		outcomes = append(outcomes, out)
+		o.printOne(out, 0)
+		return o.finish([]*unlock.Outcome{out}, ctx)
 	}
-	if err := o.print(outcomes); err != nil {
+	rep, err := o.unlocker.Inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace})
+	if err != nil {
 		return err
 	}
+	warn(o.ErrOut, rep.Warnings)
+	var outcomes []*unlock.Outcome
+	for _, r := range rep.Results {
+		if r.Decision.Verdict != v1alpha1.Stale {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		l := r.Facts.Lease.Lease
+		opts.Arg = "lease/" + l.Name
+		if ow := r.Facts.Owner; ow != nil && ow.Exists != nil && *ow.Exists {
+			opts.Arg = ow.Ref.String()
+		}
+		// Unlock reads and classifies it again before writing.
+		out, err := o.unlocker.Unlock(ctx, l.Namespace, l.Name, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			out = unlock.Failed(l.Namespace, l.Name, err)
+		}
+		o.printOne(out, len(outcomes))
+		outcomes = append(outcomes, out)
+	}
+	if len(outcomes) == 0 && *o.printFlags.OutputFormat == "" && ctx.Err() == nil {
+		where := "in any namespace"
+		if o.namespace != "" {
+			where = "in " + o.namespace + " namespace"
+		}
+		fmt.Fprintf(o.ErrOut, "No stale locks found %s.\n", where)
+	}
+	if len(outcomes) > 0 && *o.printFlags.OutputFormat == "" {
+		fmt.Fprintf(o.Out, "\n%s\n", summary(outcomes, ctx.Err() != nil))
+	}
+	return o.finish(outcomes, ctx)
+}
+
+// printOne prints one outcome as it happens, in the human and name
+// formats; json and yaml print every outcome at the end, in finish.
+func (o *UnlockOptions) printOne(out *unlock.Outcome, n int) {
+	switch *o.printFlags.OutputFormat {
+	case "":
+		if n > 0 {
+			fmt.Fprintln(o.Out)
+		}
+		o.printHuman(o.Out, out)
+	case "name":
+		if out.Action == v1alpha1.ActionUnlocked || out.Action == v1alpha1.WouldUnlock {
+			_ = printLeaseName(o.Out, out.Namespace, out.Lease)
+		}
+	}
+	if out.Action == v1alpha1.Failed && *o.printFlags.OutputFormat != "" {
+		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), escape.Text(out.Message))
+	}
+	warn(o.ErrOut, out.Warnings)
+}
+
+// finish prints json or yaml (every outcome, also after a failure or
+// Ctrl-C) and turns the worst outcome into the exit code.
+func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) error {
+	if f := *o.printFlags.OutputFormat; f == "json" || f == "yaml" {
+		p, err := o.printFlags.ToPrinter()
+		if err != nil {
+			return err
+		}
+		if !o.AllStale {
+			r := outcomes[0].API()
+			err = p.PrintObj(&r, o.Out)
+		} else {
+			list := v1alpha1.NewUnlockResultList()
+			for _, out := range outcomes {
+				list.Items = append(list.Items, out.API())
+			}
+			err = p.PrintObj(list, o.Out)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	worst := ExitOK
 	for _, out := range outcomes {
-		for _, w := range out.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s\n", esc(w))
+		switch out.Action {
+		case v1alpha1.Failed:
+			worst = ExitError
+		case v1alpha1.Refused, v1alpha1.Conflict:
+			if worst == ExitOK {
+				worst = ExitRefused
+			}
 		}
-		if out.Action == v1alpha1.Refused || out.Action == v1alpha1.Conflict {
-			return errGuard
-		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case worst != ExitOK:
+		return exitCode(worst)
 	}
 	return nil
 }
 
-func (o *UnlockOptions) print(outcomes []*unlock.Outcome) error {
-	switch *o.printFlags.OutputFormat {
-	case "":
-		for n, out := range outcomes {
-			if n > 0 {
-				fmt.Fprintln(o.Out)
-			}
-			o.printHuman(o.Out, out)
-		}
-		if o.AllStale && len(outcomes) > 0 {
-			fmt.Fprintf(o.Out, "\n%s\n", summary(outcomes))
-		}
-		return nil
-	case "name":
-		for _, out := range outcomes {
-			if out.Action != v1alpha1.ActionUnlocked && out.Action != v1alpha1.WouldUnlock {
-				continue
-			}
-			l := out.Result.Facts.Lease.Lease
-			if err := printLeaseName(o.Out, l.Namespace, l.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	p, err := o.printFlags.ToPrinter()
-	if err != nil {
-		return err
-	}
-	if !o.AllStale {
-		r := outcomes[0].API()
-		return p.PrintObj(&r, o.Out)
-	}
-	list := v1alpha1.NewUnlockResultList()
-	for _, out := range outcomes {
-		list.Items = append(list.Items, out.API())
-	}
-	return p.PrintObj(list, o.Out)
-}
-
 // printHuman prints one outcome for a reader: the lock, then what happened.
 func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
+	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", escape.Text(out.Lease), escape.Text(out.Namespace))
 	r, now := out.Result, time.Now()
 	l := r.Facts.Lease
-	arg := "lease/" + l.Lease.Name
-	obj := "<none>"
-	if r.Facts.Owner != nil {
-		obj = r.Facts.Owner.Ref.String()
-		if o.target == nil || o.target.Object != nil {
-			arg = obj
+	if l.Lease != nil {
+		obj := "<none>"
+		if r.Facts.Owner != nil {
+			obj = r.Facts.Owner.Ref.String()
 		}
+		writeWrapped(w, "Object:   ", escape.Text(obj))
+		if l.Held {
+			writeWrapped(w, "Holder:   ", escape.Text(unlock.Holder(l, now)))
+		}
+		writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+escape.Text(r.Decision.Reason))
 	}
-	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", l.Lease.Name, l.Lease.Namespace)
-	writeWrapped(w, "Object:   ", obj)
-	if l.Held {
-		writeWrapped(w, "Holder:   ", esc(unlock.Holder(l, now)))
+	write := ""
+	if l.Lease != nil {
+		c := unlock.Change(l.Lease)
+		write = fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation %s; labels, other annotations and other fields unchanged",
+			l.Lease.Namespace, l.Lease.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
 	}
-	writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+esc(r.Decision.Reason))
-	c := unlock.Change(l.Lease)
-	write := fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation %s; labels, other annotations and other fields unchanged",
-		l.Lease.Namespace, l.Lease.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
-	ns := l.Lease.Namespace
 	switch out.Action {
 	case v1alpha1.WouldUnlock:
-		writeWrapped(w, "Would:    ", esc(write))
+		writeWrapped(w, "Would:    ", escape.Text(write))
 		fmt.Fprintln(w, "Dry run: nothing was written. To unlock:")
-		writeCommand(w, fmt.Sprintf("kubectl captf unlock %s -n %s%s --confirm", arg, ns, o.guardFlags()))
 	case v1alpha1.Refused:
-		writeWrapped(w, "Refused:  ", esc(out.Message))
+		writeWrapped(w, "Refused:  ", escape.Text(out.Message))
 		fmt.Fprintln(w, "Nothing was written.")
 	case v1alpha1.AlreadyUnlocked:
-		fmt.Fprintln(w, "The lock is already free; nothing was written.")
+		writeWrapped(w, "", escape.Text(out.Message)+"; nothing was written.")
 	case v1alpha1.Conflict:
-		writeWrapped(w, "Conflict: ", out.Message+". Look again: kubectl captf explain "+arg+" -n "+ns)
+		writeWrapped(w, "Conflict: ", escape.Text(out.Message)+":")
+	case v1alpha1.Failed:
+		writeWrapped(w, "Failed:   ", escape.Text(out.Message)+"; nothing was written.")
 	case v1alpha1.ActionUnlocked:
-		writeWrapped(w, "Unlocked: ", esc(write))
+		writeWrapped(w, "Unlocked: ", escape.Text(write))
 		if out.Event != "" {
-			fmt.Fprintf(w, "Recorded Event %s (reason %s).\n", out.Event, unlock.EventReason)
+			fmt.Fprintf(w, "Recorded Event %s (reason %s).\n", escape.Text(out.Event), unlock.EventReason)
 		}
-		switch {
-		case out.Reconcile != "":
-			fmt.Fprintf(w, "Annotated %s with %s: CAPTF's controller reconciles it now.\n", obj, out.Reconcile)
-		case r.Facts.Owner != nil && r.Facts.Owner.Exists != nil && *r.Facts.Owner.Exists:
+		if out.Reconcile != "" {
+			fmt.Fprintf(w, "Annotated %s with %s: CAPTF's controller reconciles it now.\n", escape.Text(r.Facts.Owner.Ref.String()), escape.Text(out.Reconcile))
+		} else if len(out.Commands) > 0 {
 			writeWrapped(w, "", "CAPTF's controller does not watch Leases; it sees the free lock at its next reconcile. To trigger one now:")
-			writeCommand(w, fmt.Sprintf("kubectl annotate %s -n %s %s=%s --overwrite", obj, ns, unlock.ReconcileAnnotation, now.UTC().Format(time.RFC3339)))
 		}
 	}
+	for _, c := range out.Commands {
+		writeCommand(w, c)
+	}
 }
 
-// guardFlags repeats the guard flags given, for the printed next command.
-func (o *UnlockOptions) guardFlags() string {
-	var s []string
-	if o.Force {
-		s = append(s, "--force")
-	}
-	if o.idGiven {
-		s = append(s, "--id "+esc(unlock.QuoteID(o.ID)))
-	}
-	if o.Reconcile {
-		s = append(s, "--reconcile")
-	}
-	if len(s) == 0 {
-		return ""
-	}
-	return " " + strings.Join(s, " ")
-}
-
-func summary(outcomes []*unlock.Outcome) string {
+func summary(outcomes []*unlock.Outcome, interrupted bool) string {
 	counts := map[v1alpha1.Action]int{}
 	for _, o := range outcomes {
 		counts[o.Action]++
 	}
+	words := map[v1alpha1.Action]string{
+		v1alpha1.ActionUnlocked: "unlocked", v1alpha1.WouldUnlock: "would unlock", v1alpha1.AlreadyUnlocked: "already unlocked",
+		v1alpha1.Refused: "refused", v1alpha1.Conflict: "changed meanwhile", v1alpha1.Failed: "failed",
+	}
 	var parts []string
-	for _, a := range []v1alpha1.Action{v1alpha1.ActionUnlocked, v1alpha1.WouldUnlock, v1alpha1.AlreadyUnlocked, v1alpha1.Refused, v1alpha1.Conflict} {
+	for _, a := range []v1alpha1.Action{v1alpha1.ActionUnlocked, v1alpha1.WouldUnlock, v1alpha1.AlreadyUnlocked, v1alpha1.Refused, v1alpha1.Conflict, v1alpha1.Failed} {
 		if counts[a] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[a], strings.ToLower(string(a))))
+			parts = append(parts, fmt.Sprintf("%s %d", words[a], counts[a]))
 		}
 	}
-	return fmt.Sprintf("%d stale lock(s): %s.", len(outcomes), strings.Join(parts, ", "))
+	noun := "stale locks"
+	if len(outcomes) == 1 {
+		noun = "stale lock"
+	}
+	s := fmt.Sprintf("%d %s: %s.", len(outcomes), noun, strings.Join(parts, ", "))
+	if interrupted {
+		s += " Interrupted: the locks after these were not looked at."
+	}
+	return s
 }

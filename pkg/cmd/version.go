@@ -23,7 +23,7 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 			v := version.Get()
 			switch output {
 			case "":
-				_, err := fmt.Fprintf(streams.Out, "kubectl-captf %s (commit %s, built %s, %s)\n", v.Version, v.Commit, v.Date, v.GoVersion)
+				_, err := fmt.Fprintf(streams.Out, "kubectl-captf %s (commit %s, built %s, %s)\ncaptf rules: %s\n", v.Version, v.Commit, v.Date, v.GoVersion, v.CAPTFRules)
 				return err
 			case "json":
 				b, err := json.MarshalIndent(v, "", "  ")

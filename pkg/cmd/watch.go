@@ -31,9 +31,7 @@ type watchEvent struct {
 func (o *LocksOptions) runWatch(ctx context.Context) error {
 	table := o.output.human()
 	initial := func(rep *inspect.Report) error {
-		for _, w := range rep.Warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
-		}
+		warn(o.ErrOut, rep.Warnings)
 		if table {
 			list := v1alpha1.NewLockList()
 			for _, r := range rep.Results {

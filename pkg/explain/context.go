@@ -30,7 +30,9 @@ var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 // condition and active Job, the latest lock events about it, CAPTF's run
 // lease and the state Secrets' names. All of it is read only; a read that
 // fails is one line in Unreadable, never a guess.
-func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t Target, ref *object.Ref, r *inspect.Result) {
+// It returns the object, nil when it could not be read.
+func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t Target, ref *object.Ref, r *inspect.Result) *unstructured.Unstructured {
+	var obj *unstructured.Unstructured
 	c := &x.Context
 	c.Events, c.StateSecrets = []v1alpha1.EventSummary{}, []string{}
 	suffix := ""
@@ -41,11 +43,11 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 		suffix = r.Facts.Lease.Suffix
 	}
 	if ref != nil {
-		e.readObject(ctx, c, t, ref)
+		obj = e.readObject(ctx, c, t, ref, r == nil || slices.Contains(r.Unreadable, "jobs"))
 		e.readEvents(ctx, c, ref, runnerNames(r))
 	}
 	if suffix == "" {
-		return
+		return obj
 	}
 	runLease := "captf-run-" + suffix
 	l, err := e.Inspector.Client.CoordinationV1().Leases(t.Namespace).Get(ctx, runLease, metav1.GetOptions{})
@@ -63,7 +65,7 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 	secrets, err := e.Metadata.Resource(secretsGVR).Namespace(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: inspect.LabelSecretSuffix + "=" + suffix})
 	if err != nil {
 		c.Unreadable = append(c.Unreadable, "state Secrets: "+err.Error())
-		return
+		return obj
 	}
 	for _, s := range secrets.Items {
 		if s.Name == prefix || strings.HasPrefix(s.Name, prefix+"-part-") {
@@ -71,24 +73,37 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 		}
 	}
 	sort.Strings(c.StateSecrets)
+	return obj
 }
 
-// readObject reads the object's StateReadable condition and status.activeJob.
-func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Target, ref *object.Ref) {
+// readObject reads the object's StateReadable condition and, when the
+// Jobs could not be read, its status.activeJob. It returns the object, nil
+// when it is gone or could not be read.
+func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Target, ref *object.Ref, statusJob bool) *unstructured.Unstructured {
 	u := t.Fetched
 	if u == nil {
 		var err error
 		u, err = e.Dynamic.Resource(ref.Kind.GVR()).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return
+			return nil
 		}
 		if err != nil {
 			c.Unreadable = append(c.Unreadable, ref.String()+": "+err.Error())
-			return
+			return nil
 		}
 	}
-	if c.ActiveJob == "" {
-		c.ActiveJob, _, _ = unstructured.NestedString(u.Object, "status", "activeJob")
+	if a, ok, _ := unstructured.NestedMap(u.Object, "status", "activeJob"); ok && statusJob && c.ActiveJob == nil {
+		str := func(k string) string { s, _ := a[k].(string); return s }
+		j := &v1alpha1.ActiveJob{Name: str("name"), Operation: str("operation"), From: "status.activeJob"}
+		if n, ok := a["attempt"].(int64); ok {
+			j.Attempt = int32(n)
+		}
+		if ts, err := time.Parse(time.RFC3339, str("startTime")); err == nil {
+			j.StartTime = &ts
+		}
+		if j.Name != "" {
+			c.ActiveJob = j
+		}
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, raw := range conds {
@@ -103,6 +118,7 @@ func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Targe
 		}
 		c.StateReadable = cond
 	}
+	return u
 }
 
 // runnerReasons are the events that say how a runner pod or Job ended.

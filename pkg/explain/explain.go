@@ -18,7 +18,9 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
@@ -47,7 +49,7 @@ type Target struct {
 func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanation, []string, error) {
 	x := &v1alpha1.Explanation{ObjectMeta: metav1.ObjectMeta{Name: t.Lease, Namespace: t.Namespace}, Advice: []string{}}
 	x.SetTypeMeta()
-	r, warnings, err := e.Inspector.Lock(ctx, t.Namespace, t.Lease)
+	r, warnings, err := e.Inspector.Lock(ctx, t.Namespace, t.Lease, t.Fetched)
 	var none *inspect.NoLeaseError
 	switch {
 	case errors.As(err, &none):
@@ -58,19 +60,27 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 		l := r.Lock()
 		x.ObjectMeta, x.Object, x.Lock, x.Holder = l.ObjectMeta, l.Object, l.Lock, l.Holder
 		x.Verdict, x.Reason, x.CAPTFClears = l.Verdict, l.Reason, l.CAPTFClears
-		x.Context.ActiveJob = r.ActiveJob
+		if j := r.ActiveJob; j != nil {
+			start := j.StartTime
+			x.Context.ActiveJob = &v1alpha1.ActiveJob{Name: j.Name, Operation: j.Operation, Attempt: j.Attempt, StartTime: &start, From: "jobs"}
+		}
 	}
 	ref := t.Object
 	if ref == nil && r != nil && r.Facts.Owner != nil {
 		ref = &r.Facts.Owner.Ref
 	}
-	e.readContext(ctx, x, t, ref, r)
+	obj := e.readContext(ctx, x, t, ref, r)
+	var gate *jobgate.Gate
+	if obj != nil {
+		g := jobgate.Of(ref.Kind.Name, obj)
+		gate = &g
+	}
 	if r != nil {
 		x.Steps = append([]v1alpha1.Step{activeStep(x.Context.ActiveJob), {Check: "Does the Lease exist?", Observed: "lease/" + t.Lease, Result: "yes"}}, r.Decision.Steps...)
-		x.ControllerAction = controllerAction(*r, x.Context.ActiveJob)
-		x.Advice = advice(*r, t, e.now())
+		x.ControllerAction = controllerAction(*r, x.Context.ActiveJob, gate)
+		x.Advice = advice(*r, t)
 	}
-	x.Disagreement = disagreement(x, t, ref, e.now())
+	x.Disagreement = disagreement(x, r, ref, gate, e.now())
 	return x, warnings, nil
 }
 
@@ -84,71 +94,119 @@ func (e *Explainer) noLease(x *v1alpha1.Explanation, t Target) {
 	}
 }
 
-func activeStep(job string) v1alpha1.Step {
-	if job == "" {
+func activeStep(job *v1alpha1.ActiveJob) v1alpha1.Step {
+	if job == nil {
 		return v1alpha1.Step{Check: "Is a Job of the object active?", Observed: "no active runner Job", Result: "the controller checks the lock"}
 	}
-	return v1alpha1.Step{Check: "Is a Job of the object active?", Observed: "Job " + job + " is active", Result: "the controller defers the lock check until it finishes"}
+	return v1alpha1.Step{Check: "Is a Job of the object active?", Observed: fmt.Sprintf("Job %s is active (op %s, attempt %d)", job.Name, job.Operation, job.Attempt), Result: "the controller defers the lock check until it finishes"}
 }
 
-// controllerAction is what CAPTF's controller does next (reference §4).
-func controllerAction(r inspect.Result, activeJob string) string {
-	l, o := r.Facts.Lease, r.Facts.Owner
-	switch r.Decision.Verdict {
+// captfLockID is the ID CAPTF's controller takes for the lock: the lock
+// info's ID where it has one, else holderIdentity.
+func captfLockID(l inspect.Lease) string {
+	if l.Info != nil && l.Info.ID != "" {
+		return l.Info.ID
+	}
+	return l.ID
+}
+
+// controllerAction is what CAPTF's controller does next, by its own
+// rules (CAPTF v0.1.x: bookkeeping.go checkLock, run.go startJob,
+// reconcile.go). It claims nothing the decision and the gates do not
+// support.
+func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgate.Gate) string {
+	l, o, d := r.Facts.Lease, r.Facts.Owner, r.Decision
+	first := ""
+	if active != nil {
+		first = "Job " + active.Name + " is active, so the controller checks the lock only after it finishes. "
+	}
+	switch d.Verdict {
 	case v1alpha1.Unlocked:
 		return "Nothing: the lock is free."
 	case v1alpha1.Live:
-		return "Nothing: the object's own runner holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it."
+		return first + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."
 	case v1alpha1.Stale:
+		unlock := fmt.Sprintf("the next Job it creates for %s, for any op, runs init and then force-unlock -force %s first; at that Job's creation CAPTF emits a Warning event ForceUnlocked and adds 1 to captf_lock_force_unlocks_total (alert CAPTFForceUnlocks)", o.Ref, captfLockID(l))
 		switch {
 		case l.Info.ID != "" && l.Info.ID != l.ID:
-			return fmt.Sprintf("Its next Job runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, and the lock stays: it never clears by itself.", l.Info.ID, l.ID)
+			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears by itself.", o.Ref, l.Info.ID, l.ID)
 		case o.Exists == nil:
-			return fmt.Sprintf("If %s exists, its next Job clears the lock; whether it exists could not be read.", o.Ref)
+			return first + fmt.Sprintf("If %s exists, %s; whether it exists could not be read.", o.Ref, unlock)
 		case !*o.Exists:
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
+		case d.CAPTFClears:
+			return first + upper(unlock) + "."
+		case r.Facts.Gate != nil && r.Facts.Gate.State == jobgate.Closed:
+			return first + "Nothing: " + r.Facts.Gate.Reason + ". The lock stays until that changes or it is cleared by hand."
+		case r.Facts.Gate != nil:
+			return first + "If a Job starts, " + unlock + ". " + upper(r.Facts.Gate.Reason) + "."
 		}
-		s := fmt.Sprintf("The next Job it creates for %s, for any op, runs init then force-unlock -force %s first, and it emits a Warning event ForceUnlocked. If no Job is due (an apply waiting for approval), the lock stays.", o.Ref, l.ID)
-		if activeJob != "" {
-			s = "Job " + activeJob + " is active, so the controller checks the lock when it finishes. " + s
-		}
-		return s
+		return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 	}
 	// Foreign or Unknown.
-	return "It never unlocks it. It sets StateReadable=False with reason StateLocked and emits a StateLocked event; Jobs keep starting, and every one waits lockTimeoutSeconds (default 300 s) for the lock, then fails and backs off."
+	switch {
+	case l.Workspace != object.DefaultWorkspace:
+		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
+	case l.ID == "":
+		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails."
+	case o == nil:
+		return "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."
+	case o.Exists != nil && !*o.Exists:
+		return fmt.Sprintf("Nothing: %s no longer exists, so no controller reads this lock.", o.Ref)
+	}
+	s := first + "It never unlocks it. When it reconciles with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	if gate != nil && gate.State == jobgate.Closed {
+		s += " Now: " + gate.Reason + "."
+	}
+	return s
 }
 
-// advice lists the commands that fix or investigate the lock.
-func advice(r inspect.Result, t Target, now time.Time) []string {
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// advice lists the commands that fix or investigate the lock, each built
+// as an argv and quoted by package shell, and comments starting "# ".
+func advice(r inspect.Result, t Target) []string {
 	ns := t.Namespace
 	l := r.Facts.Lease
-	base := fmt.Sprintf("kubectl captf unlock %s -n %s", t.Arg, ns)
+	id := unlock.CurrentID(l)
+	var out []string
+	add := func(c shell.Command) {
+		if s := c.String(); s != "" {
+			out = append(out, s)
+			return
+		}
+		_, err := c.Words()
+		out = append(out, "# no command printed: "+err.Error())
+	}
 	switch r.Decision.Verdict {
 	case v1alpha1.Unlocked:
 		return []string{}
 	case v1alpha1.Stale:
 		if r.Decision.CAPTFClears {
-			return []string{
-				"# nothing is required: the object's next Job clears it; to clear it now:",
-				base + " --confirm",
-			}
+			out = append(out, "# nothing is required: the object's next Job clears it; to clear it now:")
 		}
-		return []string{base + " --confirm"}
+		add(unlock.Command(t.Arg, ns, unlock.Guard{}, true, false))
+		return out
 	case v1alpha1.Live:
 		p := r.Facts.Pod.Name
-		return []string{
-			"# the runner is alive: look at it rather than unlocking",
-			fmt.Sprintf("kubectl logs -n %s %s", ns, p),
-			fmt.Sprintf("kubectl describe pod -n %s %s", ns, p),
-			"# only if it is certainly not writing the state:",
-			base + " --force --confirm",
-		}
+		out = append(out, "# the runner is alive: look at it rather than unlocking")
+		add(shell.Command{"kubectl", "logs", "-n", ns, p})
+		add(shell.Command{"kubectl", "describe", "pod", "-n", ns, p})
+		out = append(out, "# only if it is certainly not writing the state, naming the lock ID you saw:")
+		add(unlock.Command(t.Arg, ns, unlock.Guard{Force: true, ID: id, IDGiven: true}, true, false))
+		return out
 	}
-	out := []string{"# a foreign holder may be mid-write: make sure " + holderName(l) + " has stopped, then:"}
+	out = append(out, "# a foreign holder may be mid-write: make sure "+holderName(l)+" has stopped, then:")
 	if p := r.Facts.Pod; p != nil && p.Exists {
-		out = append(out, fmt.Sprintf("kubectl describe pod -n %s %s", ns, p.Name))
+		add(shell.Command{"kubectl", "describe", "pod", "-n", ns, p.Name})
 	}
-	return append(out, fmt.Sprintf("%s --id %s --confirm", base, unlock.QuoteID(unlock.CurrentID(l))))
+	add(unlock.Command(t.Arg, ns, unlock.Guard{ID: id, IDGiven: true}, true, false))
+	return out
 }
 
 func holderName(l inspect.Lease) string {
@@ -165,25 +223,35 @@ func (e *Explainer) now() time.Time {
 	return time.Now()
 }
 
-// disagreement compares the object's StateReadable condition with what is
-// observed now, and says where they contradict each other.
-func disagreement(x *v1alpha1.Explanation, t Target, ref *object.Ref, now time.Time) string {
+// disagreement compares the object's StateReadable condition with what
+// CAPTF's own rules would write now, and says where they differ. CAPTF
+// keeps StateRead while its own runner holds the lock, while a Job is
+// active, while the object is paused and for an empty holderIdentity: none
+// of those is a disagreement.
+func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, gate *jobgate.Gate, now time.Time) string {
 	c := x.Context.StateReadable
 	if c == nil || ref == nil {
 		return ""
 	}
-	held := x.Lock != nil
+	heldForCAPTF := r != nil && r.Facts.Lease.Held && r.Facts.Lease.ID != ""
+	paused := gate != nil && gate.State == jobgate.Closed && strings.Contains(gate.Reason, "paused")
+	quiet := x.Context.ActiveJob != nil || paused
 	var s string
 	switch {
-	case c.Reason == "StateLocked" && !held:
-		s = "The object's condition says StateLocked, but the lock is free now."
-	case c.Reason == "StateLocked" && x.Lock.ID != "" && !strings.Contains(c.Message, x.Lock.ID) && (x.Lock.InfoID == "" || !strings.Contains(c.Message, x.Lock.InfoID)):
-		s = fmt.Sprintf("The object's condition says StateLocked by another lock than the one held now (%s).", x.Lock.ID)
-	case c.Reason == "StateRead" && held:
-		s = "The object's condition says StateRead, but a lock is held now."
+	case c.Reason == "StateLocked" && !heldForCAPTF:
+		s = "The object's condition says StateLocked, but the lock is free now; CAPTF rewrites the condition at its next reconcile that reads the state."
+	case c.Reason == "StateLocked" && !strings.Contains(c.Message, captfLockID(r.Facts.Lease)):
+		s = fmt.Sprintf("The object's condition says StateLocked by another lock than the one held now (%s); it is rewritten at CAPTF's next reconcile that reads the state.", captfLockID(r.Facts.Lease))
+	case c.Reason == "StateRead" && heldForCAPTF && !quiet && (x.Verdict == v1alpha1.Foreign || x.Verdict == v1alpha1.Unknown) && r.Facts.Lease.Workspace == object.DefaultWorkspace:
+		s = "The object's condition says StateRead, but a lock that is not its own runner's is held: CAPTF sets StateLocked at its next reconcile that reads the state."
 	default:
 		return ""
 	}
-	return s + fmt.Sprintf(" The controller's view updates at its next reconcile, which clearing a Lease does not trigger; to trigger one: kubectl annotate %s -n %s %s=%s --overwrite",
-		ref, ref.Namespace, unlock.ReconcileAnnotation, now.UTC().Format(time.RFC3339))
+	if quiet {
+		s += " A Job is active or the object is paused, so that reconcile waits."
+	}
+	if cmd := unlock.ReconcileCommand(ref.String(), ref.Namespace, now).String(); cmd != "" {
+		s += " Clearing a Lease does not trigger a reconcile; to trigger one: " + cmd
+	}
+	return s
 }

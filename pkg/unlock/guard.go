@@ -1,7 +1,8 @@
 // Package unlock clears a Terraform/OpenTofu state lock the way the
 // runtimes' own Unlock does, behind guards that refuse a live holder and
-// any holder CAPTF would not call stale, and with a compare-and-swap write
-// that can never clear a lock that changed since it was checked.
+// any holder CAPTF would not call stale unless the operator names the
+// lock ID they saw, and with a compare-and-swap write that can never clear
+// a lock that changed since it was read.
 package unlock
 
 import (
@@ -12,16 +13,18 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 // Guard is what the operator offered to get past the guards.
 type Guard struct {
 	// Force clears a lock whose holder is one of the object's own runner
-	// pods and still alive.
+	// pods and still alive; it is accepted only with the current ID.
 	Force bool
 	// ID, when IDGiven, must equal the current lock ID: the proof
-	// `terraform force-unlock` asks for, needed for a Foreign or Unknown
-	// holder, and checked against any holder.
+	// `terraform force-unlock` asks for that the holder cleared is the one
+	// the operator looked at. Needed for a Live (with Force), Foreign or
+	// Unknown holder, and checked against any holder.
 	ID      string
 	IDGiven bool
 }
@@ -35,35 +38,46 @@ func CurrentID(l inspect.Lease) string {
 	return l.ID
 }
 
-// Check decides whether the guards let a lock be cleared. It returns the
-// action (Unlocked meaning "may go ahead", AlreadyUnlocked, or Refused)
-// and a message that says why.
-func Check(r inspect.Result, g Guard, now time.Time) (v1alpha1.Action, string) {
+// Decision is what the guards make of a lock.
+type Decision struct {
+	// Action is ActionUnlocked for "may go ahead", AlreadyUnlocked or Refused.
+	Action  v1alpha1.Action
+	Message string
+	// Next are the guard flags that would get past a refusal, with the
+	// current ID; nil when no flag should (the ID the operator gave no
+	// longer matches: they must look again first).
+	Next *Guard
+}
+
+// Check decides whether the guards let a lock be cleared.
+func Check(r inspect.Result, g Guard, now time.Time) Decision {
 	l, d := r.Facts.Lease, r.Decision
 	if d.Verdict == v1alpha1.Unlocked {
-		return v1alpha1.AlreadyUnlocked, "the lock is already free; nothing to do"
+		return Decision{Action: v1alpha1.AlreadyUnlocked, Message: "the lock is already free"}
 	}
 	id := CurrentID(l)
 	if g.IDGiven && g.ID != id {
-		return v1alpha1.Refused, fmt.Sprintf("--id %q does not match the current lock ID %q: the lock is now held by %s", g.ID, id, Holder(l, now))
+		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("--id %q does not match the current lock ID %q: the lock is now held by %s (%s); look at it again before clearing it", g.ID, id, Holder(l, now), d.Verdict)}
 	}
 	switch d.Verdict {
 	case v1alpha1.Stale:
-		return v1alpha1.ActionUnlocked, "the lock is stale: " + d.Reason
+		return Decision{Action: v1alpha1.ActionUnlocked, Message: "the lock is stale: " + d.Reason}
 	case v1alpha1.Live:
 		p := r.Facts.Pod
-		if g.Force {
-			return v1alpha1.ActionUnlocked, fmt.Sprintf("--force: clearing a lock whose holder pod %s is %s; the two runs may now write the same state", p.Name, p.State())
+		withID := &Guard{Force: true, ID: id, IDGiven: true}
+		switch {
+		case g.Force && g.IDGiven:
+			return Decision{Action: v1alpha1.ActionUnlocked, Message: fmt.Sprintf("--force with the current lock ID: clearing a lock whose holder pod %s is %s; the two runs may now write the same state", p.Name, p.State())}
+		case g.Force:
+			return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("--force needs --id with the current lock ID, as terraform force-unlock does, so that only the holder you looked at is cleared: holder pod %s is %s (lock ID %q)", p.Name, p.State(), id), Next: withID}
 		}
-		return v1alpha1.Refused, fmt.Sprintf("holder pod %s is %s: clearing its lock lets two runs write the same state; look at the pod (kubectl logs -n %s %s), or pass --force to clear it anyway",
-			p.Name, p.State(), l.Lease.Namespace, p.Name)
+		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("holder pod %s is %s: clearing its lock lets two runs write the same state; look at the pod first. Only if it is certainly not writing, pass --force with --id %q", p.Name, p.State(), id), Next: withID}
 	}
 	// Foreign or Unknown.
 	if g.IDGiven {
-		return v1alpha1.ActionUnlocked, fmt.Sprintf("--id matches the lock held by %s", Holder(l, now))
+		return Decision{Action: v1alpha1.ActionUnlocked, Message: fmt.Sprintf("--id matches the lock held by %s", Holder(l, now))}
 	}
-	return v1alpha1.Refused, fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write: a lock held from a workstation running `terraform state rm` could be mid-write, and nobody here can know. Once the holder is gone, pass --id %s to clear it",
-		d.Verdict, d.Reason, Holder(l, now), QuoteID(id))
+	return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write (a workstation running terraform state rm, say), and nobody here can know. Once the holder is gone, pass --id %s, the current lock ID", d.Verdict, d.Reason, Holder(l, now), id), Next: &Guard{ID: id, IDGiven: true}}
 }
 
 // Holder describes who holds a lock, with its operation and age.
@@ -78,11 +92,33 @@ func Holder(l inspect.Lease, now time.Time) string {
 	return s + fmt.Sprintf(", lock ID %q)", l.ID)
 }
 
-// QuoteID quotes a lock ID for a shell only when it needs it (an empty
-// one), for the commands printed as advice.
-func QuoteID(id string) string {
-	if id == "" {
-		return `""`
+// Command is `kubectl captf unlock <arg> -n <namespace>` with the guard
+// flags, and --confirm when confirm is set: the one way every printed
+// unlock command is built.
+func Command(arg, namespace string, g Guard, confirm, reconcile bool) shell.Command {
+	c := shell.Command{"kubectl", "captf", "unlock", arg, "-n", namespace}
+	if g.Force {
+		c = append(c, "--force")
 	}
-	return id
+	if g.IDGiven {
+		c = append(c, "--id", g.ID)
+	}
+	if reconcile {
+		c = append(c, "--reconcile")
+	}
+	if confirm {
+		c = append(c, "--confirm")
+	}
+	return c
+}
+
+// ExplainCommand is `kubectl captf explain <arg> -n <namespace>`.
+func ExplainCommand(arg, namespace string) shell.Command {
+	return shell.Command{"kubectl", "captf", "explain", arg, "-n", namespace}
+}
+
+// ReconcileCommand annotates the object so that its controller reconciles
+// now (it does not watch Leases).
+func ReconcileCommand(arg, namespace string, now time.Time) shell.Command {
+	return shell.Command{"kubectl", "annotate", arg, "-n", namespace, ReconcileAnnotation + "=" + now.UTC().Format(time.RFC3339), "--overwrite"}
 }

@@ -2,6 +2,7 @@ package unlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 // Unlocker clears locks.
@@ -36,6 +38,9 @@ type Options struct {
 	// Reconcile patches captf.io/unlocked-at onto the object after an
 	// unlock, so its controller reconciles (it does not watch Leases).
 	Reconcile bool
+	// Arg names the lock as the operator did (TYPE/NAME or lease/NAME),
+	// for the commands an outcome suggests; lease/NAME when empty.
+	Arg string
 }
 
 // ReconcileAnnotation is patched onto the object by Options.Reconcile.
@@ -43,7 +48,10 @@ const ReconcileAnnotation = "captf.io/unlocked-at"
 
 // Outcome is the result of one unlock.
 type Outcome struct {
-	// Result is the lock as read just before the decision.
+	// Namespace and Lease name the lock, whether or not its Lease exists.
+	Namespace, Lease string
+	// Result is the lock as read just before the decision; its Lease is
+	// nil when there is no Lease (nothing to unlock) or it could not be read.
 	Result inspect.Result
 	Action v1alpha1.Action
 	// Message says why, in one or two sentences.
@@ -52,27 +60,51 @@ type Outcome struct {
 	// Event is the recorded Event's name; Reconcile the annotation patched.
 	Event, Reconcile string
 	// Warnings are failures after a successful unlock (the Event, the
-	// reconcile patch); they do not undo it.
+	// reconcile patch) and reads that failed without changing the
+	// verdict; they do not undo it.
 	Warnings []string
+	// Commands are what to run next: the unlock with the flags the guards
+	// ask for, or a look at the holder.
+	Commands []shell.Command
+}
+
+// Failed is the outcome of a lock that could not be read or written.
+func Failed(namespace, lease string, err error) *Outcome {
+	return &Outcome{Namespace: namespace, Lease: lease, Action: v1alpha1.Failed, Message: err.Error()}
 }
 
 // Unlock reads the lock live, classifies it again (an earlier listing is
 // never trusted), checks the guards and, with Confirm, clears it with an
 // update carrying the resourceVersion it read. A 409 Conflict means the
 // lock changed since it was checked: nothing was written, and the outcome
-// is Conflict, never a blind retry.
+// is Conflict, never a blind retry. A Lease that does not exist, or that
+// vanished before the write, is AlreadyUnlocked: there is nothing to clear.
 func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Options) (*Outcome, error) {
-	r, _, err := u.Inspector.Lock(ctx, namespace, lease)
-	if err != nil {
+	out := &Outcome{Namespace: namespace, Lease: lease, DryRun: !o.Confirm}
+	if o.Arg == "" {
+		o.Arg = "lease/" + lease
+	}
+	r, warnings, err := u.Inspector.Lock(ctx, namespace, lease)
+	var none *inspect.NoLeaseError
+	switch {
+	case errors.As(err, &none):
+		out.Action, out.Message = v1alpha1.AlreadyUnlocked, none.Error()+"; nothing to unlock"
+		return out, nil
+	case err != nil:
 		return nil, err
 	}
-	out := &Outcome{Result: *r, DryRun: !o.Confirm}
-	out.Action, out.Message = Check(*r, o.Guard, u.now())
-	if out.Action != v1alpha1.ActionUnlocked {
+	out.Result, out.Warnings = *r, warnings
+	g := Check(*r, o.Guard, u.now())
+	out.Action, out.Message = g.Action, g.Message
+	switch {
+	case g.Action == v1alpha1.Refused:
+		out.Commands = refusedCommands(*r, g, o, namespace)
 		return out, nil
-	}
-	if !o.Confirm {
+	case g.Action != v1alpha1.ActionUnlocked:
+		return out, nil
+	case !o.Confirm:
 		out.Action = v1alpha1.WouldUnlock
+		out.Commands = []shell.Command{Command(o.Arg, namespace, o.Guard, true, o.Reconcile)}
 		return out, nil
 	}
 	if u.BeforeWrite != nil {
@@ -80,17 +112,38 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 			return nil, err
 		}
 	}
-	if err := u.write(ctx, r.Facts.Lease.Lease); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			out.Action = v1alpha1.Conflict
-			out.Message = "the lock changed while unlocking, so nothing was written"
-			return out, nil
-		}
+	switch err := u.write(ctx, r.Facts.Lease.Lease); {
+	case apierrors.IsNotFound(err):
+		out.Action, out.Message = v1alpha1.AlreadyUnlocked, "the Lease was deleted since it was read, so there is nothing to unlock; nothing was written"
+		return out, nil
+	case apierrors.IsConflict(err):
+		out.Action = v1alpha1.Conflict
+		out.Message = "the lock changed since it was read, so the server refused the write and nothing was written; look at it again"
+		out.Commands = []shell.Command{ExplainCommand(o.Arg, namespace)}
+		return out, nil
+	case err != nil:
 		return nil, err
 	}
 	out.Action = v1alpha1.ActionUnlocked
 	u.after(ctx, out, o)
 	return out, nil
+}
+
+// refusedCommands are what a refused operator can run: a look at a live
+// holder pod, then the unlock with the flags the guards ask for; or, when
+// the ID they gave no longer matches, a fresh look at the lock.
+func refusedCommands(r inspect.Result, g Decision, o Options, namespace string) []shell.Command {
+	if g.Next == nil {
+		return []shell.Command{ExplainCommand(o.Arg, namespace)}
+	}
+	var out []shell.Command
+	if p := r.Facts.Pod; p != nil && p.Exists {
+		if r.Decision.Verdict == v1alpha1.Live {
+			out = append(out, shell.Command{"kubectl", "logs", "-n", namespace, p.Name})
+		}
+		out = append(out, shell.Command{"kubectl", "describe", "pod", "-n", namespace, p.Name})
+	}
+	return append(out, Command(o.Arg, namespace, *g.Next, true, o.Reconcile))
 }
 
 // Change is the write Unlock makes: the runtimes' own Unlock, and nothing
@@ -123,11 +176,15 @@ func (u *Unlocker) after(ctx context.Context, out *Outcome, o Options) {
 		out.Warnings = append(out.Warnings, "the unlock was not recorded as an Event: "+err.Error())
 	}
 	out.Event = name
+	owner := out.Result.Facts.Owner
+	exists := owner != nil && owner.Exists != nil && *owner.Exists
 	if !o.Reconcile {
+		if exists {
+			out.Commands = []shell.Command{ReconcileCommand(owner.Ref.String(), owner.Ref.Namespace, u.now())}
+		}
 		return
 	}
-	owner := out.Result.Facts.Owner
-	if owner == nil || owner.Exists == nil || !*owner.Exists {
+	if !exists {
 		out.Warnings = append(out.Warnings, "--reconcile: no existing CAPTF object to annotate")
 		return
 	}
@@ -145,11 +202,22 @@ func (u *Unlocker) now() time.Time {
 
 // API renders the outcome in the captf.io/v1alpha1 output schema.
 func (o *Outcome) API() v1alpha1.UnlockResult {
-	l := o.Result.Lock()
-	out := v1alpha1.UnlockResult{
-		ObjectMeta: l.ObjectMeta, Object: l.Object, Verdict: l.Verdict, Reason: l.Reason,
-		Lock: l.Lock, Holder: l.Holder, Action: o.Action, DryRun: o.DryRun, Message: o.Message,
-		Event: o.Event, Reconcile: o.Reconcile, Warnings: o.Warnings,
+	var out v1alpha1.UnlockResult
+	if o.Result.Facts.Lease.Lease != nil {
+		l := o.Result.Lock()
+		out = v1alpha1.UnlockResult{
+			ObjectMeta: l.ObjectMeta, Object: l.Object, Verdict: l.Verdict, Reason: l.Reason,
+			Lock: l.Lock, Holder: l.Holder,
+		}
+	} else {
+		out.Name, out.Namespace = o.Lease, o.Namespace
+	}
+	out.Action, out.DryRun, out.Message = o.Action, o.DryRun, o.Message
+	out.Event, out.Reconcile, out.Warnings = o.Event, o.Reconcile, o.Warnings
+	for _, c := range o.Commands {
+		if s := c.String(); s != "" {
+			out.Commands = append(out.Commands, s)
+		}
 	}
 	out.SetTypeMeta()
 	if o.Action == v1alpha1.ActionUnlocked || o.Action == v1alpha1.WouldUnlock {

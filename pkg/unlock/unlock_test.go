@@ -156,9 +156,11 @@ func TestGuards(t *testing.T) {
 		{"stale, wrong id", lease(&lockID, "root@"+demoPod), nil, Guard{ID: "nope", IDGiven: true}, v1alpha1.Refused, `does not match the current lock ID "` + lockID},
 		{"live", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{}, v1alpha1.Refused, "holder pod " + demoPod + " is Running: clearing its lock lets two runs write the same state"},
 		{"live, right id is not enough", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{ID: lockID, IDGiven: true}, v1alpha1.Refused, "--force"},
-		{"live, forced", lease(&lockID, "root@"+demoPod), pod(corev1.PodPending), Guard{Force: true}, v1alpha1.ActionUnlocked, "--force"},
+		{"live, forced without the id", lease(&lockID, "root@"+demoPod), pod(corev1.PodPending), Guard{Force: true}, v1alpha1.Refused, "--force needs --id with the current lock ID"},
+		{"live, forced with the id", lease(&lockID, "root@"+demoPod), pod(corev1.PodPending), Guard{Force: true, ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--force with the current lock ID"},
+		{"live, forced with a replaced holder's id", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{Force: true, ID: "the-old-one", IDGiven: true}, v1alpha1.Refused, `the lock is now held by "root@` + demoPod},
 		{"foreign", lease(&lockID, "alice@laptop"), nil, Guard{}, v1alpha1.Refused, "A foreign lock may be mid-write"},
-		{"foreign, forced is not enough", lease(&lockID, "alice@laptop"), nil, Guard{Force: true}, v1alpha1.Refused, "pass --id " + lockID},
+		{"foreign, forced is not enough", lease(&lockID, "alice@laptop"), nil, Guard{Force: true}, v1alpha1.Refused, "pass --id " + lockID + ", the current lock ID"},
 		{"foreign, wrong id", lease(&lockID, "alice@laptop"), nil, Guard{ID: "x", IDGiven: true}, v1alpha1.Refused, `held by "alice@laptop" (OperationTypeApply, for 120m`},
 		{"foreign, right id", lease(&lockID, "alice@laptop"), nil, Guard{ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--id matches"},
 		{"unknown, right id", lease(&lockID, ""), nil, Guard{ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--id matches"},
@@ -180,6 +182,14 @@ func TestGuards(t *testing.T) {
 			}
 			if !strings.Contains(out.Message, c.msg) {
 				t.Errorf("message %q lacks %q", out.Message, c.msg)
+			}
+			// Every refusal says what to run next: the unlock with the
+			// current ID, or (the ID no longer matches) a fresh look.
+			if out.Action == v1alpha1.Refused {
+				last := out.Commands[len(out.Commands)-1].String()
+				if !strings.HasSuffix(last, "--id "+lockID+" --confirm") && !strings.HasPrefix(last, "kubectl captf explain ") {
+					t.Errorf("last command %q", last)
+				}
 			}
 		})
 	}
