@@ -182,7 +182,7 @@ func TestExplainContextAndDisagreement(t *testing.T) {
 		t.Errorf("events %+v", x.Context.Events)
 	}
 	if !strings.Contains(x.Disagreement, "says StateLocked, but the lock is free now") ||
-		!strings.Contains(x.Disagreement, "kubectl annotate terraformcluster/unlocked -n verdicts captf.io/unlocked-at=") {
+		!strings.Contains(x.Disagreement, "kubectl annotate terraformcluster/unlocked -n verdicts 'captf.io/unlocked-at=") {
 		t.Errorf("disagreement %q", x.Disagreement)
 	}
 	out := explainText(t, "terraformcluster/unlocked")
@@ -198,7 +198,7 @@ func TestExplainArguments(t *testing.T) {
 	seedVerdicts(t)
 	for _, args := range [][]string{
 		{"terraformcluster/stale-gone"}, {"terraformclusters/stale-gone"}, {"TerraformCluster/stale-gone"},
-		{"terraformclusters.infrastructure.cluster.x-k8s.io/stale-gone"}, {"tfc/stale-gone"}, {"terraformcluster", "stale-gone"},
+		{"terraformclusters.infrastructure.cluster.x-k8s.io/stale-gone"}, {"terraformcluster.infrastructure.cluster.x-k8s.io/stale-gone"}, {"terraformcluster", "stale-gone"},
 	} {
 		if x := explainJSON(t, args...); x.Object == nil || x.Object.Name != "stale-gone" || x.Verdict != v1alpha1.Stale {
 			t.Errorf("%v: %+v", args, x.Object)
@@ -218,7 +218,7 @@ func TestExplainArguments(t *testing.T) {
 	if err := admin.Object(context.Background(), ref(object.TerraformCluster, "fresh")); err != nil {
 		t.Fatal(err)
 	}
-	if x := explainJSON(t, "tfc/fresh"); x.Verdict != v1alpha1.Unlocked || !hasStep(x, "Does the Lease exist?", "not found", "not held") {
+	if x := explainJSON(t, "terraformcluster/fresh"); x.Verdict != v1alpha1.Unlocked || !hasStep(x, "Does the Lease exist?", "not found", "not held") {
 		t.Errorf("fresh: %s %+v", x.Verdict, x.Steps)
 	}
 	for _, args := range [][]string{{"terraformcluster/missing"}, {"nosuchkind/x"}, {"lease/captf-run-x"}, {}} {

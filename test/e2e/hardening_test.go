@@ -97,8 +97,9 @@ func TestBadInput(t *testing.T) {
 	if !regexp.MustCompile(`terraformcluster/unknown-op +Stale +root@\S+ +OperationTypeTeleport`).MatchString(table.out) {
 		t.Errorf("an unknown operation is shown as it is:\n%s", table.out)
 	}
-	// Both Leases claiming the suffix are listed against the same object.
-	if c, ok := byName["lock-tfstate-default-copy"]; !ok || c.Object == nil || c.Object.Name != "big" || c.Verdict != v1alpha1.Foreign {
+	// A Lease whose label claims big's suffix is not big's lock: CAPTF
+	// finds a lock by its name only. The label is a warning.
+	if c, ok := byName["lock-tfstate-default-copy"]; !ok || c.Object != nil || c.Verdict != v1alpha1.Foreign || !strings.Contains(c.Reason, "disagrees with the Lease name") {
 		t.Errorf("duplicate suffix: %+v", c)
 	}
 	// explain takes them as well.
@@ -196,9 +197,11 @@ func TestRequestCounts(t *testing.T) {
 	}
 	// verdicts holds 20 locks; 4 own-pod holders are not in the labelled
 	// pod list (the stale-gone, deleted and id-mismatch pods are gone, the
-	// unlabelled one exists): 6 lists + 4 GETs by name.
-	if n := count("locks", "-o", "json"); n != 10 {
-		t.Errorf("locks: %d requests, want 10", n)
+	// unlabelled one exists): 6 lists + 4 GETs by name; the owners of stale
+	// locks are read in full for their gates, at most 3 requests however
+	// many there are.
+	if n := count("locks", "-o", "json"); n < 10 || n > 13 {
+		t.Errorf("locks: %d requests, want 10 to 13", n)
 	}
 	// No lock: nothing is read but the Leases.
 	if n := count("locks", "-n", "bad-input-none"); n != 1 {

@@ -99,7 +99,7 @@ func TestLocksAllNamespaces(t *testing.T) {
 		t.Errorf("row %q", got)
 	}
 	res = captf(t, bed.Kubeconfig, "locks", "-A")
-	if !strings.HasPrefix(res.out, "NAMESPACE   OBJECT") {
+	if !regexp.MustCompile(`^NAMESPACE +OBJECT +VERDICT +HOLDER`).MatchString(res.out) {
 		t.Errorf("header %q", strings.SplitN(res.out, "\n", 2)[0])
 	}
 }

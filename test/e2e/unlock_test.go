@@ -104,7 +104,7 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 
 	res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm")
 	if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked: update Lease") || !strings.Contains(flat(res.out), "Recorded Event") ||
-		!strings.Contains(flat(res.out), "kubectl annotate terraformcluster/demo -n unlock-stale captf.io/unlocked-at=") {
+		!strings.Contains(flat(res.out), "kubectl annotate terraformcluster/demo -n unlock-stale 'captf.io/unlocked-at=") {
 		t.Fatalf("unlock: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	assertCleared(t, r, before)
@@ -165,7 +165,14 @@ func TestUnlockRefusesLiveHolders(t *testing.T) {
 			}
 			assertUnchanged(t, r, before)
 			if phase == "Running" {
+				// --force alone names no holder: refused, with the command
+				// that names the one seen.
 				res := captf(t, kc, "unlock", "terraformmachine/"+name, "--confirm", "--force")
+				if res.code != 3 || !strings.Contains(flat(res.out), "--force needs --id") || !strings.Contains(flat(res.out), "--force --id "+id+" --confirm") {
+					t.Errorf("--force without --id: exit %d\n%s%s", res.code, res.out, res.err)
+				}
+				assertUnchanged(t, r, before)
+				res = captf(t, kc, "unlock", "terraformmachine/"+name, "--confirm", "--force", "--id", id)
 				if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked:") {
 					t.Errorf("--force: exit %d\n%s%s", res.code, res.out, res.err)
 				}
@@ -196,7 +203,7 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 		t.Errorf("wrong --id: exit %d\n%s", res.code, res.out)
 	}
 	assertUnchanged(t, r, before)
-	res = captf(t, kc, "unlock", "tfm/db", "--confirm", "--id", id)
+	res = captf(t, kc, "unlock", "terraformmachine/db", "--confirm", "--id", id)
 	if res.code != 0 {
 		t.Fatalf("right --id: exit %d\n%s%s", res.code, res.out, res.err)
 	}
@@ -253,7 +260,7 @@ func TestUnlockByLeaseName(t *testing.T) {
 		{"unlock", "nosuchkind/x"},
 		{"unlock", "configmap/x"},
 		{"unlock"},
-		{"unlock", "tfc/x", "--all-stale"},
+		{"unlock", "terraformcluster/x", "--all-stale"},
 	} {
 		res := captf(t, kc, args...)
 		if res.code != 1 || !strings.HasPrefix(res.err, "error: ") || strings.Count(res.err, "\n") != 1 {
@@ -343,7 +350,7 @@ func TestUnlockAllStale(t *testing.T) {
 	b1, b2 := getLease(t, stale1), getLease(t, stale2)
 
 	dry := captf(t, kc, "unlock", "--all-stale")
-	if dry.code != 0 || !strings.Contains(flat(dry.out), "2 stale lock(s): 2 wouldunlock.") {
+	if dry.code != 0 || !strings.Contains(flat(dry.out), "2 stale locks: would unlock 2.") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.out, dry.err)
 	}
 	assertUnchanged(t, stale1, b1)

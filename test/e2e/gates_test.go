@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
+	"github.com/captf-io/kubectl-captf/test/testbed"
+)
+
+// A stale lock clears only with a Job CAPTF starts. Where no Job starts
+// (a paused object, a paused Cluster, a Retain deletion) the table, the
+// JSON and explain say CAPTF will not clear it, and why; an object with
+// nothing in the way still gets "CAPTF clears it".
+func TestGatesKeepStaleLocks(t *testing.T) {
+	ctx := context.Background()
+	ns := "gates"
+	kc := kubeconfigIn(t, ns)
+	stale := func(name string) object.Ref {
+		r := newObject(t, ns, object.TerraformCluster, name)
+		syntheticLock(t, r, "abababab-0000-0000-0000-000000000000", "root@captf-c-"+name+"-apply-a1-d72d2a-x7k2p", nil)
+		return r
+	}
+	open := stale("open")
+	paused := stale("paused")
+	if err := admin.Annotate(ctx, paused, map[string]string{"cluster.x-k8s.io/paused": ""}); err != nil {
+		t.Fatal(err)
+	}
+	pausedCluster := stale("paused-cluster")
+	if err := admin.SetStatus(ctx, pausedCluster, map[string]any{"conditions": []any{
+		testbed.Condition("Paused", "True", "Paused", "Cluster spec.paused is set to true", time.Now()),
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	retain := stale("retain")
+	if err := admin.PatchObject(ctx, retain, map[string]any{"spec": map[string]any{"deletionPolicy": "Retain"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.DeleteHeld(ctx, retain); err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string]string{
+		"paused":         "the object is paused (annotation cluster.x-k8s.io/paused)",
+		"paused-cluster": "the object is paused (condition Paused: True/Paused)",
+		"retain":         "the object is being deleted under deletionPolicy Retain: no Job starts",
+	}
+	list := locksJSON(t, kc)
+	byObject := map[string]v1alpha1.Lock{}
+	for _, l := range list.Items {
+		if l.Object != nil {
+			byObject[l.Object.Name] = l
+		}
+	}
+	if l := byObject[open.Name]; l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF clears it with the object's next Job") {
+		t.Errorf("open: %s %v %q", l.Verdict, l.CAPTFClears, l.Reason)
+	}
+	table := captf(t, kc, "locks", "-o", "wide")
+	for name, why := range want {
+		l := byObject[name]
+		if l.Verdict != v1alpha1.Stale || l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF will not clear it: "+why) {
+			t.Errorf("%s: %s captfClears=%v %q", name, l.Verdict, l.CAPTFClears, l.Reason)
+		}
+		if !strings.Contains(rowLine(table.out, "terraformcluster/"+name), "CAPTF will not clear it: "+why) {
+			t.Errorf("%s: table row lacks the gate:\n%s", name, table.out)
+		}
+		x := explainJSON(t, "terraformcluster/"+name, "-n", ns)
+		if x.CAPTFClears || !strings.HasPrefix(x.ControllerAction, "Nothing: ") || !strings.Contains(x.ControllerAction, why) {
+			t.Errorf("%s: explain captfClears=%v, action %q", name, x.CAPTFClears, x.ControllerAction)
+		}
+	}
+}
+
+func rowLine(table, obj string) string {
+	for _, l := range strings.Split(table, "\n") {
+		if strings.Contains(l, obj+" ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// explain shows the active Job as CAPTF picks it: its name, op, attempt.
+func TestExplainShowsTheActiveJob(t *testing.T) {
+	ctx := context.Background()
+	ns := "active-job"
+	r := newObject(t, ns, object.TerraformMachine, "busy")
+	job := runner.JobName(r.Kind, r.Name, "drift", 4, "0a0b0c")
+	if err := admin.RunnerJob(ctx, r, job, false); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, r, "cdcdcdcd-0000-0000-0000-000000000000", "root@"+runner.JobName(r.Kind, r.Name, "apply", 3, "d72d2a")+"-x7k2p", nil)
+	x := explainJSON(t, "terraformmachine/busy", "-n", ns)
+	if j := x.Context.ActiveJob; j == nil || j.Name != job || j.Operation != "drift" || j.Attempt != 4 || j.From != "jobs" {
+		t.Fatalf("active job %+v", j)
+	}
+	out := flat(explainText(t, "terraformmachine/busy", "-n", ns))
+	if !strings.Contains(out, "Active Job: "+job+" (drift, attempt 4") {
+		t.Errorf("human output:\n%s", out)
+	}
+}
