@@ -125,6 +125,11 @@ func FuzzAdvice(f *testing.F) {
 		assertSafe(t, b.String())
 		var want []shell.Command
 		for _, a := range x.Advice {
+			// Advice is pasted line by line (jq -r '.advice[]'): each item
+			// is one line, a comment or a command that parses.
+			if strings.ContainsAny(a, "\n\r") {
+				t.Fatalf("advice item spans lines: %q", a)
+			}
 			if !strings.HasPrefix(a, "# ") {
 				c, err := shell.Parse(a)
 				if err != nil {
@@ -148,6 +153,12 @@ func checkCommands(t *testing.T, out string, built []shell.Command) {
 		}
 	}
 	got := printedCommands(t, out)
+	// Prose never offers a flag and a value to copy: that is the commands' job.
+	for _, l := range strings.Split(out, "\n") {
+		if t := strings.TrimSpace(l); !strings.HasPrefix(t, "kubectl ") && !strings.HasPrefix(l, "      ") && strings.Contains(l, "--id ") {
+			panic("prose offers --id outside a command: " + l)
+		}
+	}
 	if len(got) != len(printable) {
 		t.Fatalf("%d commands printed, %d built:\n%s", len(got), len(printable), out)
 	}

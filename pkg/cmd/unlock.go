@@ -14,6 +14,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
@@ -203,13 +204,16 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		// Unlock reads and classifies it again before writing.
 		out, err := o.unlocker.Unlock(ctx, l.Namespace, l.Name, opts)
 		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
+			// Also when interrupted: the lock being unlocked is reported,
+			// with whether its write may have been applied.
 			out = unlock.Failed(l.Namespace, l.Name, err)
+			out.Commands = []shell.Command{unlock.ExplainCommand(opts.Arg, l.Namespace)}
 		}
 		o.printOne(out, len(outcomes))
 		outcomes = append(outcomes, out)
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	if len(outcomes) == 0 && *o.printFlags.OutputFormat == "" && ctx.Err() == nil {
 		where := "in any namespace"
@@ -320,7 +324,11 @@ func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
 	case v1alpha1.Conflict:
 		writeWrapped(w, "Conflict: ", escape.Text(out.Message)+":")
 	case v1alpha1.Failed:
-		writeWrapped(w, "Failed:   ", escape.Text(out.Message)+"; nothing was written.")
+		if out.WriteUnknown {
+			writeWrapped(w, "Failed:   ", escape.Text(out.Message)+":")
+		} else {
+			writeWrapped(w, "Failed:   ", escape.Text(out.Message)+"; nothing was written. To look again:")
+		}
 	case v1alpha1.ActionUnlocked:
 		writeWrapped(w, "Unlocked: ", escape.Text(write))
 		if out.Event != "" {

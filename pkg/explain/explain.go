@@ -80,7 +80,12 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 		x.ControllerAction = controllerAction(*r, x.Context.ActiveJob, gate)
 		x.Advice = advice(*r, t)
 	}
-	x.Disagreement = disagreement(x, r, ref, gate, e.now())
+	if x.Disagreement = disagreement(x, r, ref, gate); x.Disagreement != "" {
+		// Clearing a Lease does not make CAPTF reconcile; the command that
+		// does is advice like any other, quoted and on a line of its own.
+		x.Advice = append(x.Advice, "# the object's condition is out of date until CAPTF reconciles it; to trigger that now:")
+		addCommand(&x.Advice, unlock.ReconcileCommand(ref.String(), ref.Namespace, e.now()))
+	}
 	return x, warnings, nil
 }
 
@@ -175,14 +180,7 @@ func advice(r inspect.Result, t Target) []string {
 	l := r.Facts.Lease
 	id := unlock.CurrentID(l)
 	var out []string
-	add := func(c shell.Command) {
-		if s := c.String(); s != "" {
-			out = append(out, s)
-			return
-		}
-		_, err := c.Words()
-		out = append(out, "# no command printed: "+err.Error())
-	}
+	add := func(c shell.Command) { addCommand(&out, c) }
 	switch r.Decision.Verdict {
 	case v1alpha1.Unlocked:
 		return []string{}
@@ -201,7 +199,7 @@ func advice(r inspect.Result, t Target) []string {
 		add(unlock.Command(t.Arg, ns, unlock.Guard{Force: true, ID: id, IDGiven: true}, true, false))
 		return out
 	}
-	out = append(out, "# a foreign holder may be mid-write: make sure "+holderName(l)+" has stopped, then:")
+	out = append(out, "# a foreign holder may be mid-write: make sure the holder shown above has stopped, then:")
 	if p := r.Facts.Pod; p != nil && p.Exists {
 		add(shell.Command{"kubectl", "describe", "pod", "-n", ns, p.Name})
 	}
@@ -209,11 +207,15 @@ func advice(r inspect.Result, t Target) []string {
 	return out
 }
 
-func holderName(l inspect.Lease) string {
-	if l.Info != nil && l.Info.Who != "" {
-		return l.Info.Who
+// addCommand appends a command to advice, quoted by package shell, or a
+// comment saying why it cannot be shown.
+func addCommand(advice *[]string, c shell.Command) {
+	if s := c.String(); s != "" {
+		*advice = append(*advice, s)
+		return
 	}
-	return "the holder"
+	_, err := c.Words()
+	*advice = append(*advice, "# no command printed: "+err.Error())
 }
 
 func (e *Explainer) now() time.Time {
@@ -225,33 +227,32 @@ func (e *Explainer) now() time.Time {
 
 // disagreement compares the object's StateReadable condition with what
 // CAPTF's own rules would write now, and says where they differ. CAPTF
-// keeps StateRead while its own runner holds the lock, while a Job is
-// active, while the object is paused and for an empty holderIdentity: none
-// of those is a disagreement.
-func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, gate *jobgate.Gate, now time.Time) string {
+// keeps StateRead while its own runner holds the lock and for an empty
+// holderIdentity, and writes nothing while a Job is active, while the
+// object is paused or while its reconcile stops before reading the state:
+// none of those is a disagreement, though the last two leave an old
+// condition standing.
+func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, gate *jobgate.Gate) string {
 	c := x.Context.StateReadable
 	if c == nil || ref == nil {
 		return ""
 	}
 	heldForCAPTF := r != nil && r.Facts.Lease.Held && r.Facts.Lease.ID != ""
-	paused := gate != nil && gate.State == jobgate.Closed && strings.Contains(gate.Reason, "paused")
-	quiet := x.Context.ActiveJob != nil || paused
+	quiet := x.Context.ActiveJob != nil || (gate != nil && gate.Quiet)
+	foreign := heldForCAPTF && (x.Verdict == v1alpha1.Foreign || x.Verdict == v1alpha1.Unknown) && r.Facts.Lease.Workspace == object.DefaultWorkspace
 	var s string
 	switch {
 	case c.Reason == "StateLocked" && !heldForCAPTF:
 		s = "The object's condition says StateLocked, but the lock is free now; CAPTF rewrites the condition at its next reconcile that reads the state."
 	case c.Reason == "StateLocked" && !strings.Contains(c.Message, captfLockID(r.Facts.Lease)):
 		s = fmt.Sprintf("The object's condition says StateLocked by another lock than the one held now (%s); it is rewritten at CAPTF's next reconcile that reads the state.", captfLockID(r.Facts.Lease))
-	case c.Reason == "StateRead" && heldForCAPTF && !quiet && (x.Verdict == v1alpha1.Foreign || x.Verdict == v1alpha1.Unknown) && r.Facts.Lease.Workspace == object.DefaultWorkspace:
-		s = "The object's condition says StateRead, but a lock that is not its own runner's is held: CAPTF sets StateLocked at its next reconcile that reads the state."
+	case (c.Reason == "StateRead" || c.Reason == "StateNotFound") && foreign && !quiet:
+		s = fmt.Sprintf("The object's condition says %s, but a lock that is not its own runner's is held: CAPTF sets StateLocked at its next reconcile that reads the state.", c.Reason)
 	default:
 		return ""
 	}
 	if quiet {
-		s += " A Job is active or the object is paused, so that reconcile waits."
-	}
-	if cmd := unlock.ReconcileCommand(ref.String(), ref.Namespace, now).String(); cmd != "" {
-		s += " Clearing a Lease does not trigger a reconcile; to trigger one: " + cmd
+		s += " A Job is active, the object is paused or its reconcile stops before reading the state, so that reconcile waits."
 	}
 	return s
 }

@@ -84,8 +84,10 @@ type cluster struct {
 func full(r object.Ref, fields map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
-		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
-		"spec":     map[string]any{"source": map[string]any{"image": "example.invalid/runner:1"}},
+		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace, "ownerReferences": []any{
+			map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c", "uid": "1"},
+		}},
+		"spec": map[string]any{"source": map[string]any{"image": "example.invalid/runner:1"}},
 	}}
 	for k, v := range fields {
 		u.Object[k] = v

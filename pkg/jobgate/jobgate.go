@@ -29,6 +29,11 @@ type Gate struct {
 	State State
 	// Reason names the gate and the evidence; "" when Open.
 	Reason string
+	// Quiet is true when CAPTF sets no StateReadable condition as things
+	// stand: it stops before reading the state (externally managed, no
+	// owner, an owner gate, a blocked deletion) or the object is paused.
+	// Any StateLocked or StateRead it shows is then from an earlier pass.
+	Quiet bool
 }
 
 // Annotations CAPTF and Cluster API read.
@@ -47,21 +52,33 @@ var heldState = map[string]bool{
 // Of reads the gates of one CAPTF object (kind is its exact Kind).
 func Of(kind string, u *unstructured.Unstructured) Gate {
 	if _, ok := u.GetAnnotations()[ExternallyManagedAnnotation]; ok {
-		return closed("the object has the %s annotation: CAPTF leaves it to another controller and starts no Job", ExternallyManagedAnnotation)
+		return quiet(closed("the object has the %s annotation: CAPTF leaves it to another controller and starts no Job", ExternallyManagedAnnotation))
+	}
+	deletingNow := u.GetDeletionTimestamp() != nil
+	conds := conditions(u)
+	if len(u.GetOwnerReferences()) == 0 && !deletingNow {
+		return quiet(closed("the object has no owner reference yet: CAPTF waits for it and starts no Job"))
+	}
+	if c, ok := conds["DependenciesReady"]; ok && c.status != "True" && ownerGate[c.reason] && !deletingNow {
+		return quiet(closed("CAPTF stops before the lock check (DependenciesReady %s): no Job starts", c.says()))
 	}
 	if _, ok := u.GetAnnotations()[PausedAnnotation]; ok {
-		return closed("the object is paused (annotation %s): CAPTF starts no Job while it is", PausedAnnotation)
+		return quiet(closed("the object is paused (annotation %s): CAPTF starts no Job while it is", PausedAnnotation))
 	}
-	conds := conditions(u)
 	if c, ok := conds["Paused"]; ok && c.status == "True" {
-		return closed("the object is paused (condition Paused: %s): CAPTF starts no Job while it is", c.says())
+		return quiet(closed("the object is paused (condition Paused: %s): CAPTF starts no Job while it is", c.says()))
 	}
-	if u.GetDeletionTimestamp() != nil {
+	if deletingNow {
 		if g, done := deleting(kind, u, conds); done {
 			return g
 		}
 	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
+		restore := u.GetAnnotations()[RestoreAnnotation]
+		last, _, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "lastRestoredSerial")
+		if restore != "" && restore != fmt.Sprint(last) {
+			return unsure("CAPTF holds the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, and it carries the force-unlock", c.says(), RestoreAnnotation, restore)
+		}
 		return closed("CAPTF holds the state (StateReadable %s): no Job but a restore starts", c.says())
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
@@ -74,22 +91,45 @@ func Of(kind string, u *unstructured.Unstructured) Gate {
 	}
 	if c, ok := conds["ApplyJobSucceeded"]; ok {
 		switch c.reason {
-		case "JobPolicyInvalid":
-			return closed("the Job policy is invalid (ApplyJobSucceeded %s): CAPTF starts no Job until it is fixed", c.says())
+		case "JobPolicyInvalid", "InputsTooLarge", "IdentityNotAllowed":
+			return closed("CAPTF holds its Jobs back (ApplyJobSucceeded %s) until that is fixed", c.says())
+		case "DestroyFailed":
+			return unsure("the last destroy failed (ApplyJobSucceeded %s); when its inputs Secrets are missing no destroy Job starts", c.says())
 		case "PlanAwaitingApproval", "DestructivePlanBlocked":
 			return unsure("an apply waits for approval (ApplyJobSucceeded %s): while it waits for new inputs to be approved, refresh and drift Jobs wait too", c.says())
 		}
 	}
+	if c, ok := conds["DriftJobSucceeded"]; ok && c.reason == "DurableInputsMissing" {
+		return unsure("refresh and drift Jobs wait for their inputs (DriftJobSucceeded %s)", c.says())
+	}
+	if n, ok, _ := unstructured.NestedInt64(u.Object, "spec", "drift", "intervalSeconds"); ok && n == 0 {
+		return unsure("spec.drift.intervalSeconds is 0, so no drift or refresh Job is scheduled: a Job starts only when its inputs change or an apply is retried")
+	}
 	return Gate{State: Open}
+}
+
+// ownerGate are DependenciesReady reasons with which CAPTF's reconcile
+// stops before it checks the lock, for an object not being deleted.
+var ownerGate = map[string]bool{
+	"WaitingForOwner": true, "ClusterNotTerraform": true, "OwnerMismatch": true,
+	"WaitingForOwnerMachine": true, "WaitingForOwnerMachinePool": true,
+}
+
+// RestoreAnnotation asks CAPTF for a restore Job of a state backup.
+const RestoreAnnotation = "captf.io/restore-state"
+
+func quiet(g Gate) Gate {
+	g.Quiet = true
+	return g
 }
 
 // deleting reads the gates of an object being deleted.
 func deleting(kind string, u *unstructured.Unstructured, conds map[string]condition) (Gate, bool) {
 	if c, ok := conds["DeletionBlocked"]; ok && c.status == "True" {
-		return closed("its deletion is blocked (DeletionBlocked %s): no destroy Job starts", c.says()), true
+		return quiet(closed("its deletion is blocked (DeletionBlocked %s): no destroy Job starts", c.says())), true
 	}
 	if c, ok := conds["Deleting"]; ok && c.reason == "DeletionPolicyUnresolved" {
-		return closed("its deletion waits (Deleting %s): neither a destroy nor a Retain runs", c.says()), true
+		return quiet(closed("its deletion waits (Deleting %s): neither a destroy nor a Retain runs", c.says())), true
 	}
 	policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy")
 	switch {

@@ -57,7 +57,7 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 	}
 	id := CurrentID(l)
 	if g.IDGiven && g.ID != id {
-		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("--id %q does not match the current lock ID %q: the lock is now held by %s (%s); look at it again before clearing it", g.ID, id, Holder(l, now), d.Verdict)}
+		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock ID given (%q) is not the current one (%q): the lock is now held by %s (%s); look at it again before clearing it", g.ID, id, Holder(l, now), d.Verdict)}
 	}
 	switch d.Verdict {
 	case v1alpha1.Stale:
@@ -69,27 +69,27 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 		case g.Force && g.IDGiven:
 			return Decision{Action: v1alpha1.ActionUnlocked, Message: fmt.Sprintf("--force with the current lock ID: clearing a lock whose holder pod %s is %s; the two runs may now write the same state", p.Name, p.State())}
 		case g.Force:
-			return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("--force needs --id with the current lock ID, as terraform force-unlock does, so that only the holder you looked at is cleared: holder pod %s is %s (lock ID %q)", p.Name, p.State(), id), Next: withID}
+			return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("--force needs --id with the current lock ID, as terraform force-unlock does, so that only the holder you looked at is cleared: holder pod %s is %s. The command below names it", p.Name, p.State()), Next: withID}
 		}
-		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("holder pod %s is %s: clearing its lock lets two runs write the same state; look at the pod first. Only if it is certainly not writing, pass --force with --id %q", p.Name, p.State(), id), Next: withID}
+		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("holder pod %s is %s: clearing its lock lets two runs write the same state; look at the pod first. Only if it is certainly not writing, run the last command below (--force with the current lock ID)", p.Name, p.State()), Next: withID}
 	}
 	// Foreign or Unknown.
 	if g.IDGiven {
 		return Decision{Action: v1alpha1.ActionUnlocked, Message: fmt.Sprintf("--id matches the lock held by %s", Holder(l, now))}
 	}
-	return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write (a workstation running terraform state rm, say), and nobody here can know. Once the holder is gone, pass --id %s, the current lock ID", d.Verdict, d.Reason, Holder(l, now), id), Next: &Guard{ID: id, IDGiven: true}}
+	return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write (a workstation running terraform state rm, say), and nobody here can know. Once the holder is gone, run the last command below: it names the current lock ID with --id", d.Verdict, d.Reason, Holder(l, now)), Next: &Guard{ID: id, IDGiven: true}}
 }
 
 // Holder describes who holds a lock, with its operation and age.
 func Holder(l inspect.Lease, now time.Time) string {
 	if l.Info == nil {
-		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", l.ID)
+		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", CurrentID(l))
 	}
 	s := fmt.Sprintf("%q (%s", l.Info.Who, l.Info.Operation)
 	if !l.Info.Created.IsZero() {
 		s += ", for " + duration.HumanDuration(now.Sub(l.Info.Created))
 	}
-	return s + fmt.Sprintf(", lock ID %q)", l.ID)
+	return s + fmt.Sprintf(", lock ID %q)", CurrentID(l))
 }
 
 // Command is `kubectl captf unlock <arg> -n <namespace>` with the guard

@@ -66,11 +66,37 @@ type Outcome struct {
 	// Commands are what to run next: the unlock with the flags the guards
 	// ask for, or a look at the holder.
 	Commands []shell.Command
+	// WriteUnknown is set on a Failed outcome whose write may have been
+	// applied all the same.
+	WriteUnknown bool
 }
 
 // Failed is the outcome of a lock that could not be read or written.
 func Failed(namespace, lease string, err error) *Outcome {
-	return &Outcome{Namespace: namespace, Lease: lease, Action: v1alpha1.Failed, Message: err.Error()}
+	var unknown *UnknownWriteError
+	return &Outcome{Namespace: namespace, Lease: lease, Action: v1alpha1.Failed, Message: err.Error(), WriteUnknown: errors.As(err, &unknown)}
+}
+
+// UnknownWriteError is a write that failed without the server saying it
+// refused it (a timeout, a dropped connection, a server error, Ctrl-C):
+// the server may have applied it.
+type UnknownWriteError struct{ Err error }
+
+func (e *UnknownWriteError) Error() string {
+	return e.Err.Error() + "; the write may have reached the server: look at the lock again"
+}
+
+func (e *UnknownWriteError) Unwrap() error { return e.Err }
+
+// refusedForSure is whether the server answered the write with a 4xx
+// status other than a timeout: then nothing was written.
+func refusedForSure(err error) bool {
+	var s apierrors.APIStatus
+	if !errors.As(err, &s) {
+		return false
+	}
+	code := s.Status().Code
+	return code >= 400 && code < 500 && code != 408 && code != 429
 }
 
 // Unlock reads the lock live, classifies it again (an earlier listing is
@@ -121,8 +147,10 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 		out.Message = "the lock changed since it was read, so the server refused the write and nothing was written; look at it again"
 		out.Commands = []shell.Command{ExplainCommand(o.Arg, namespace)}
 		return out, nil
-	case err != nil:
+	case err != nil && refusedForSure(err):
 		return nil, err
+	case err != nil:
+		return nil, &UnknownWriteError{Err: err}
 	}
 	out.Action = v1alpha1.ActionUnlocked
 	u.after(ctx, out, o)

@@ -182,7 +182,7 @@ func TestExplainContextAndDisagreement(t *testing.T) {
 		t.Errorf("events %+v", x.Context.Events)
 	}
 	if !strings.Contains(x.Disagreement, "says StateLocked, but the lock is free now") ||
-		!strings.Contains(x.Disagreement, "kubectl annotate terraformcluster/unlocked -n verdicts 'captf.io/unlocked-at=") {
+		!strings.Contains(strings.Join(x.Advice, "\n"), "kubectl annotate terraformcluster/unlocked -n verdicts 'captf.io/unlocked-at=") {
 		t.Errorf("disagreement %q", x.Disagreement)
 	}
 	out := explainText(t, "terraformcluster/unlocked")

@@ -194,12 +194,12 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 	kc := kubeconfigIn(t, r.Namespace)
 	before := getLease(t, r)
 	res := captf(t, kc, "unlock", "terraformmachine/db", "--confirm")
-	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "pass --id "+id) ||
+	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf unlock terraformmachine/db -n "+r.Namespace+" --id "+id+" --confirm") ||
 		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
 	res = captf(t, kc, "unlock", "terraformmachine/db", "--confirm", "--id", "00000000-0000-0000-0000-000000000000")
-	if res.code != 3 || !strings.Contains(flat(res.out), `does not match the current lock ID "`+id+`": the lock is now held by "root@`) {
+	if res.code != 3 || !strings.Contains(flat(res.out), `is not the current one ("`+id+`"): the lock is now held by "root@`) {
 		t.Errorf("wrong --id: exit %d\n%s", res.code, res.out)
 	}
 	assertUnchanged(t, r, before)

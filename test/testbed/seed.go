@@ -67,6 +67,10 @@ func (cs *Clients) ObjectWithSpec(ctx context.Context, r object.Ref, spec map[st
 		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
 		"spec":     s,
 	}}
+	// Cluster API sets an owner on every infrastructure object; without
+	// one CAPTF waits for it and starts no Job. No garbage collector runs
+	// in the test-bed, so the owner need not exist.
+	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "Cluster", Name: "cluster", UID: "00000000-0000-0000-0000-00000000c1a5"}})
 	_, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Create(ctx, u, metav1.CreateOptions{})
 	return err
 }
