@@ -38,7 +38,9 @@ func TestOf(t *testing.T) {
 		says  string
 	}{
 		{"nothing in the way", nil, Open, false, ""},
-		{"externally managed", func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{ExternallyManagedAnnotation: "x"}) }, Closed, true, "another controller"},
+		{"externally managed", func(u *unstructured.Unstructured) {
+			u.SetAnnotations(map[string]string{ExternallyManagedAnnotation: "x"})
+		}, Closed, true, "another controller"},
 		{"no owner", func(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }, Closed, true, "no owner reference"},
 		{"owner gate", cond("DependenciesReady", "Unknown", "WaitingForOwner"), Closed, true, "before the lock check"},
 		{"other dependency", cond("DependenciesReady", "False", "VariablesInvalid"), Unsure, false, "dependency gate"},
