@@ -47,7 +47,8 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
 	addVerbosityFlag(cmd)
-	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams), NewCmdVersion(streams))
+	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams), NewCmdVersion(streams), NewCmdCompletion(streams))
+	registerGlobalFlagCompletion(cmd, flags)
 	return cmd, counter
 }
 
