@@ -55,14 +55,18 @@ func up(ctx context.Context) error {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return err
 	}
-	fmt.Println("Starting a throw-away cluster (etcd and kube-apiserver on 127.0.0.1)...")
+	var p progress
+	defer p.step("")
+	// testbed.Start builds etcd and kube-apiserver on the first run (not
+	// OpenTofu: hack/testbed/build.sh builds it only when asked).
+	p.step("Starting a throw-away cluster (etcd and kube-apiserver on 127.0.0.1)")
 	c, err := testbed.Start(ctx, testbed.Options{Dir: abs, Detach: true})
 	if err != nil {
 		return err
 	}
 	var pids []string
-	for _, p := range c.PIDs() {
-		pids = append(pids, strconv.Itoa(p))
+	for _, pid := range c.PIDs() {
+		pids = append(pids, strconv.Itoa(pid))
 	}
 	if err := os.WriteFile(filepath.Join(abs, "pids"), []byte(strings.Join(pids, " ")+"\n"), 0o644); err != nil {
 		return err
@@ -72,14 +76,16 @@ func up(ctx context.Context) error {
 		return err
 	}
 	c.Kubeconfig = kubeconfig
-	fmt.Println("Seeding one lock of each verdict (real terraform locks among them)...")
+	p.step("Seeding one lock of each verdict (real terraform locks among them)")
 	if err := seed(ctx, c, abs); err != nil {
 		return err
 	}
+	p.step("Building the plugin")
 	bin := filepath.Join("bin", "kubectl-captf")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-captf").CombinedOutput(); err != nil {
 		return fmt.Errorf("building the plugin: %v\n%s", err, out)
 	}
+	p.step("")
 	fmt.Printf("\n$ kubectl captf locks -A\n")
 	run := exec.Command(bin, "--kubeconfig", kubeconfig, "locks", "-A")
 	run.Stdout, run.Stderr = os.Stdout, os.Stderr
@@ -98,6 +104,23 @@ The cluster keeps running. To explore it with kubectl and the plugin:
 Stop it with: make demo-stop
 `, kubeconfig, binAbs)
 	return nil
+}
+
+// progress says which step of `make demo` runs, and on stderr how long
+// the one before took.
+type progress struct {
+	name string
+	at   time.Time
+}
+
+func (p *progress) step(name string) {
+	if p.name != "" {
+		fmt.Fprintf(os.Stderr, "  (took %s)\n", time.Since(p.at).Round(100*time.Millisecond))
+	}
+	p.name, p.at = name, time.Now()
+	if name != "" {
+		fmt.Println(name + "...")
+	}
 }
 
 // seed makes one lock of each verdict in namespace "demo", and one in "team-a".

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,8 +20,11 @@ const locksExample = `  # Every CAPTF state lock in the current namespace, with 
   # In every namespace, with lock IDs, versions, active Jobs and reasons
   kubectl captf locks -A -o wide
 
-  # Only the stale ones, as names
-  kubectl captf locks -A -o jsonpath='{range .items[?(@.verdict=="Stale")]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}'`
+  # Only the stale and foreign ones, as names
+  kubectl captf locks -A --verdict Stale,Foreign -o name
+
+  # The oldest lock first
+  kubectl captf locks -A --sort-by=.lock.created`
 
 // LocksOptions are the options of `kubectl captf locks`.
 type LocksOptions struct {
@@ -37,9 +41,17 @@ type LocksOptions struct {
 	Contexts       []string
 	AllContexts    bool
 	ContextTimeout time.Duration
+	// Verdicts keeps only the locks of these verdicts (--verdict).
+	Verdicts []string
+	// SortBy is a JSONPath over a LockList item, as kubectl's --sort-by.
+	SortBy string
 
 	namespace string
-	inspector *inspect.Inspector
+	filter    verdictFilter
+	// verdictSet: --verdict was given, perhaps with nothing in it.
+	verdictSet bool
+	sorter     *lockSorter
+	inspector  *inspect.Inspector
 	genericiooptions.IOStreams
 }
 
@@ -62,6 +74,7 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 		Example: locksExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.verdictSet = cmd.Flags().Changed("verdict")
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -80,6 +93,10 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 	f.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
 	f.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
 	f.DurationVar(&o.ContextTimeout, "context-timeout", 30*time.Second, "With --contexts or --all-contexts, how long each cluster may take.")
+	f.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
+	f.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
+	_ = cmd.RegisterFlagCompletionFunc("verdict", completeValues(verdictNames()...))
+	_ = cmd.RegisterFlagCompletionFunc("sort-by", completeValues(".lock.created", ".metadata.name", ".metadata.namespace", ".verdict", ".object.name", ".lock.who"))
 	o.output.addFlags(cmd)
 	return cmd
 }
@@ -116,6 +133,16 @@ func (o *LocksOptions) Validate() error {
 	if o.multi() && o.configFlags.Context != nil && *o.configFlags.Context != "" {
 		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
 	}
+	var err error
+	if o.verdictSet && len(o.Verdicts) == 0 {
+		o.Verdicts = []string{""} // --verdict "": not a verdict
+	}
+	if o.filter, err = parseVerdicts(o.Verdicts); err != nil {
+		return err
+	}
+	if o.sorter, err = newLockSorter(o.SortBy); err != nil {
+		return err
+	}
 	return o.output.validate()
 }
 
@@ -138,6 +165,10 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 		for _, r := range rep.Results {
 			list.Items = append(list.Items, r.Lock())
 		}
+	}
+	list.Items = o.filter.filter(list.Items)
+	if err := o.sorter.sort(list.Items); err != nil {
+		return err
 	}
 	if len(list.Items) == 0 && len(list.ContextErrors) == 0 && o.output.human() {
 		if o.namespace == "" || o.multi() {

@@ -27,34 +27,42 @@ type watchEvent struct {
 
 // runWatch prints the locks, then each lock whose verdict, holder or
 // reason changes, until Ctrl-C: the table's rows without a header again,
-// one object per event in json and yaml, like kubectl get -w.
+// one object per event in json and yaml, like kubectl get -w. --sort-by
+// orders the first list only; changes follow as they arrive. With
+// --verdict, a lock whose verdict leaves the filter is a DELETED event
+// (see watchView), and one that enters it is ADDED.
 func (o *LocksOptions) runWatch(ctx context.Context) error {
 	table := o.output.human()
+	view := newWatchView(o.filter)
 	initial := func(rep *inspect.Report) error {
 		warn(o.ErrOut, rep.Warnings)
-		if table {
-			list := v1alpha1.NewLockList()
-			for _, r := range rep.Results {
-				list.Items = append(list.Items, r.Lock())
-			}
-			return o.printRows(list.Items, eventAdded, o.output.noHeaders)
-		}
+		locks := make([]v1alpha1.Lock, 0, len(rep.Results))
 		for _, r := range rep.Results {
-			if err := o.printEvent(eventAdded, r.Lock()); err != nil {
+			locks = append(locks, r.Lock())
+		}
+		locks = view.initial(locks)
+		if err := o.sorter.sort(locks); err != nil {
+			return err
+		}
+		if table {
+			return o.printRows(locks, eventAdded, o.output.noHeaders)
+		}
+		for _, l := range locks {
+			if err := o.printEvent(eventAdded, l); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	changed := func(c inspect.Change) error {
-		event := eventModified
-		if c.Deleted {
-			event = eventDeleted
+		event, l, ok := view.change(c.Result.Lock(), c.Deleted)
+		if !ok {
+			return nil
 		}
 		if table {
-			return o.printRows([]v1alpha1.Lock{c.Result.Lock()}, event, true)
+			return o.printRows([]v1alpha1.Lock{l}, event, true)
 		}
-		return o.printEvent(event, c.Result.Lock())
+		return o.printEvent(event, l)
 	}
 	return o.inspector.Watch(ctx, o.scope(o.namespace), initial, changed)
 }
