@@ -33,15 +33,16 @@ func TestBenchmarkSmall(t *testing.T) {
 		}
 	}
 	// The stale locks whose pods are gone are read by name (up to 16):
-	// 6 lists and one GET each.
+	// 6 lists and one GET each; their owners' gates cost at most 3 more
+	// requests, however many they are.
 	gone := 0
 	for i := 0; i < c.Leases; i++ {
 		if kindOf(i, c) == staleGone {
 			gone++
 		}
 	}
-	if got := rows["locks"].Median.Requests; gone > 16 || got != 6+gone {
-		t.Errorf("locks: %d requests, want %d", got, 6+gone)
+	if got := rows["locks"].Median.Requests; gone > 16 || got < 6+gone || got > 6+gone+3 {
+		t.Errorf("locks: %d requests, want %d to %d", got, 6+gone, 6+gone+3)
 	}
 	if got := rows["explain"].Median.Requests; got < 7 || got > 10 {
 		t.Errorf("explain: %d requests", got)
