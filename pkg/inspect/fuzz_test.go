@@ -58,7 +58,10 @@ func FuzzSplitWho(f *testing.F) {
 	})
 }
 
-// Lease names split into workspace and suffix that rebuild the name.
+// Lease names split into workspace and suffix that rebuild the name,
+// whatever the labels say: the name is the authority, as for CAPTF. Labels
+// only choose the split of a name that has no CAPTF suffix, and any label
+// that disagrees with the split is a warning.
 func FuzzLeaseName(f *testing.F) {
 	for _, s := range []string{"default-0b41ac905b337e94-c", "blue-green-7c1ed7a877508259-mp", "default-other", "x", "-", "a--b"} {
 		f.Add(s, "", "")
@@ -74,15 +77,22 @@ func FuzzLeaseName(f *testing.F) {
 			labels[LabelSecretSuffix] = suffixLabel
 		}
 		l := ParseLease(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock-tfstate-" + rest, Labels: labels}})
-		switch {
-		case wsLabel != "" && suffixLabel != "":
-			if l.Workspace != wsLabel || l.Suffix != suffixLabel {
-				t.Fatalf("labels not taken: %q %q", l.Workspace, l.Suffix)
+		if strings.Contains(rest, "-") && l.Workspace+"-"+l.Suffix != rest {
+			t.Fatalf("%q split into %q and %q", rest, l.Workspace, l.Suffix)
+		}
+		for label, got := range map[string]string{LabelWorkspace: l.Workspace, LabelSecretSuffix: l.Suffix} {
+			v, ok := labels[label]
+			warned := strings.Contains(strings.Join(l.Warnings, "\n"), "label "+label+"=")
+			if ok && v != got && !warned {
+				t.Fatalf("label %s=%q disagrees with %q unwarned", label, v, got)
 			}
-		case wsLabel == "" && suffixLabel == "" && strings.Contains(rest, "-"):
-			if l.Workspace+"-"+l.Suffix != rest {
-				t.Fatalf("%q split into %q and %q", rest, l.Workspace, l.Suffix)
+			if warned && (!ok || v == got) {
+				t.Fatalf("label %s warned about wrongly: %q", label, l.Warnings)
 			}
+		}
+		if wsLabel != "" && suffixLabel != "" && rest == wsLabel+"-"+suffixLabel && !captfSuffix.MatchString(rest) &&
+			(l.Workspace != wsLabel || l.Suffix != suffixLabel) {
+			t.Fatalf("labels that agree with the name not taken: %q %q", l.Workspace, l.Suffix)
 		}
 	})
 }
