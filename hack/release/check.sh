@@ -1,28 +1,91 @@
 #!/usr/bin/env bash
 # make release-check: proves offline that the plugin releases and installs.
-#  1. goreleaser check (exit 2 would mean deprecated keys)
-#  2. a snapshot release of every archive and dist/krew/captf.yaml
-#  3. validate-krew-manifest on the generated manifest
-#  4. krew install from the archives: linux/amd64, darwin/arm64, windows/amd64
-#  5. `kubectl captf version` through kubectl's own plugin discovery
-#  6. krew/captf.yaml agrees with the generated manifest
+#  1. actionlint on both workflows
+#  2. goreleaser check (exit 2 would mean deprecated keys)
+#  3. a snapshot release of every archive and dist/krew/captf.yaml, twice,
+#     from two copies of the tree: the checksums must be the same
+#  4. validate-krew-manifest on the generated manifest
+#  5. krew install from the archives: linux/amd64, darwin/arm64, windows/amd64,
+#     each with its completion shim (the .cmd one on Windows only); the
+#     caveat's bash/zsh line makes `kubectl captf <TAB>` work
+#  6. `kubectl captf version` through kubectl's own plugin discovery
+#  7. test/release: krew/captf.yaml agrees with the generated manifest, and
+#     the release binary prints the version, commit and date `make build`
+#     prints for the same version
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=$(bash hack/release/tools.sh)
 export PATH="$tools:$PATH"
 
+# The run: scripts are one-line calls of scripts that have their own tests;
+# shellcheck and pyflakes are off so that the result does not depend on
+# whether they happen to be installed.
+actionlint -shellcheck= -pyflakes= .github/workflows/ci.yml .github/workflows/release.yml
 goreleaser check
-goreleaser release --snapshot --clean --skip=publish
-validate-krew-manifest -manifest dist/krew/captf.yaml -skip-install
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+
+# Reproducibility: the tree as it is now (uncommitted edits included) is
+# copied to a/, and a/ to b/ with fresh mtimes; each builds a snapshot at its
+# own path, and every archive must come out byte for byte the same. The
+# copies also keep the builds apart from edits made while they run.
+mkdir "$root/a" "$root/b"
+tar -cf - --exclude=./dist --exclude=./bin --exclude=./.demo . | tar -xf - -C "$root/a"
+tar -C "$root/a" -cf - . | tar -xmf - -C "$root/b"
+for copy in a b; do
+  echo "snapshot release in copy $copy"
+  # Without a remote, goreleaser's snapshot ignores the git error and
+  # builds with no commit and no commit date, so neither the version nor
+  # the fixed mtimes are set; a clone has one, a fresh checkout may not.
+  git -C "$root/$copy" remote get-url origin >/dev/null 2>&1 ||
+    git -C "$root/$copy" remote add origin https://github.com/captf-io/kubectl-captf.git
+  (cd "$root/$copy" && goreleaser release --snapshot --clean --skip=publish)
+done
+if ! diff "$root/a/dist/checksums.txt" "$root/b/dist/checksums.txt"; then
+  echo "error: two snapshot builds of the same tree differ (checksums above)" >&2
+  exit 1
+fi
+echo "reproducible: both snapshot builds have the same checksums"
+rm -rf dist
+cp -a "$root/a/dist" dist
+
+validate-krew-manifest -manifest dist/krew/captf.yaml -skip-install
+
+# linux/amd64 goes where krew puts it by default (~/.krew, under a fake
+# HOME) so that the caveat's line can be run as it is written.
+home="$root/home"
 for platform in linux/amd64 darwin/arm64 windows/amd64; do
   os=${platform%/*} arch=${platform#*/}
+  krew_root="$root/$os-$arch"
+  [ "$platform" = linux/amd64 ] && krew_root="$home/.krew"
   echo "krew install for $os/$arch"
-  KREW_ROOT="$root/$os-$arch" KREW_OS=$os KREW_ARCH=$arch \
+  KREW_ROOT="$krew_root" KREW_OS=$os KREW_ARCH=$arch \
     krew install --manifest=dist/krew/captf.yaml --archive="dist/kubectl-captf_${os}_${arch}.tar.gz"
 done
-test -x "$root/windows-amd64/store/captf/"*/kubectl-captf.exe
-PATH="$root/linux-amd64/bin:$PATH" kubectl captf version
-CAPTF_DIST=dist go test -count=1 ./test/release/
+for store in "$home/.krew/store/captf/"* "$root/darwin-arm64/store/captf/"*; do
+  test -x "$store/kubectl-captf"
+  test -x "$store/kubectl_complete-captf"
+  test ! -e "$store/kubectl_complete-captf.cmd"
+done
+store=$(echo "$root/windows-amd64/store/captf/"*)
+test -x "$store/kubectl-captf.exe"
+grep -q '^kubectl-captf.exe __complete %\*' "$store/kubectl_complete-captf.cmd"
+test ! -e "$store/kubectl_complete-captf"
+
+caveat=$(sed -n 's/^ *\(cp ~\/\.krew\/.*\)$/\1/p' dist/krew/captf.yaml)
+test -n "$caveat"
+echo "caveat: $caveat"
+HOME="$home" bash -c "$caveat"
+completions=$(HOME="$home" PATH="$home/.krew/bin:$PATH" kubectl __complete captf '')
+if ! grep -q '^locks' <<<"$completions"; then
+  echo "error: kubectl __complete captf did not offer locks:" >&2
+  echo "$completions" >&2
+  exit 1
+fi
+PATH="$home/.krew/bin:$PATH" kubectl captf version
+
+# `make build` of the same version, in the copy the snapshot was built from.
+version=$(sed -n 's/^  version: //p' dist/krew/captf.yaml)
+make -s -C "$root/a" build BIN="$root/make/kubectl-captf" VERSION="$version"
+CAPTF_DIST=dist CAPTF_MAKE_BIN="$root/make/kubectl-captf" go test -count=1 ./test/release/

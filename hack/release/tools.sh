@@ -4,8 +4,9 @@
 set -euo pipefail
 GORELEASER_VERSION=v2.15.4
 KREW_VERSION=v0.5.0
+ACTIONLINT_VERSION=v1.7.12
 cache=${CAPTF_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-captf/tools}
-out="$cache/goreleaser-$GORELEASER_VERSION-krew-$KREW_VERSION"
+out="$cache/goreleaser-$GORELEASER_VERSION-krew-$KREW_VERSION-actionlint-$ACTIONLINT_VERSION"
 mkdir -p "$out"
 if [ ! -x "$out/goreleaser" ]; then
   echo "building goreleaser $GORELEASER_VERSION (a few minutes the first time)" >&2
@@ -14,5 +15,9 @@ fi
 if [ ! -x "$out/krew" ] || [ ! -x "$out/validate-krew-manifest" ]; then
   echo "building krew $KREW_VERSION" >&2
   GOBIN="$out" CGO_ENABLED=0 go install "sigs.k8s.io/krew/cmd/krew@$KREW_VERSION" "sigs.k8s.io/krew/cmd/validate-krew-manifest@$KREW_VERSION"
+fi
+if [ ! -x "$out/actionlint" ]; then
+  echo "building actionlint $ACTIONLINT_VERSION" >&2
+  GOBIN="$out" CGO_ENABLED=0 go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 fi
 echo "$out"
