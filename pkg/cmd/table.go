@@ -80,7 +80,7 @@ func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextErr
 		for i := range cells {
 			cells[i] = "<none>"
 		}
-		cells[0], cells[1] = f.Context, "<error>"
+		cells[0], cells[1] = escape.Text(f.Context), "<error>"
 		if o.wide {
 			cells[len(cells)-1] = escape.Text(f.Error)
 		}
