@@ -24,9 +24,7 @@ func (r Result) Lock() v1alpha1.Lock {
 		Warnings:    f.Warnings,
 		Unreadable:  r.Unreadable,
 	}
-	if r.ActiveJob != nil {
-		out.ActiveJob = r.ActiveJob.Name
-	}
+	out.ActiveJob = r.ActiveJob.name()
 	out.SetTypeMeta()
 	if o := f.Owner; o != nil {
 		out.Object = &v1alpha1.ObjectRef{Kind: o.Ref.Kind.Name, Name: o.Ref.Name, Exists: o.Exists}

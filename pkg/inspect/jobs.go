@@ -27,6 +27,14 @@ type Job struct {
 	StartTime time.Time
 }
 
+// name is the Job's name, "" for no Job.
+func (j *Job) name() string {
+	if j == nil {
+		return ""
+	}
+	return j.Name
+}
+
 // ActiveJob returns the object's active runner Job as CAPTF picks it: of
 // the Jobs carrying the object's owner-kind and owner-name labels, the
 // newest by creationTimestamp that has neither a true Complete nor a true

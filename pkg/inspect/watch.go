@@ -174,7 +174,7 @@ func (w *watcher) recheck(ns, name string, deleted bool) {
 // same is true when a reader would see no difference.
 func same(a, b Result) bool {
 	return a.Decision.Verdict == b.Decision.Verdict && a.Decision.Reason == b.Decision.Reason &&
-		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.Lock().ActiveJob == b.Lock().ActiveJob
+		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.ActiveJob.name() == b.ActiveJob.name()
 }
 
 func (w *watcher) report(c Change) {
