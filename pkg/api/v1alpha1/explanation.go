@@ -4,11 +4,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ExplanationKind is the kind of explain's output.
 const ExplanationKind = "Explanation"
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // Explanation is `kubectl captf explain`: CAPTF's reasoning about one lock,
 // step by step, what the controller does next and what to do.
@@ -102,39 +103,4 @@ type RunLease struct {
 // SetTypeMeta sets the explanation's apiVersion and kind.
 func (in *Explanation) SetTypeMeta() {
 	in.APIVersion, in.Kind = SchemeGroupVersion.String(), ExplanationKind
-}
-
-// DeepCopyObject implements runtime.Object. Explanations are built, printed
-// and dropped; the copy shares nothing mutable that printers change, but is
-// made through the same deep copy of the lock fields as Lock's.
-func (in *Explanation) DeepCopyObject() runtime.Object {
-	out := *in
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	l := Lock{Object: in.Object, Lock: in.Lock, Holder: in.Holder}
-	var c Lock
-	l.DeepCopyInto(&c)
-	out.Object, out.Lock, out.Holder = c.Object, c.Lock, c.Holder
-	out.Steps = append([]Step(nil), in.Steps...)
-	out.Advice = append([]string(nil), in.Advice...)
-	out.Context.Events = append([]EventSummary(nil), in.Context.Events...)
-	out.Context.RunnerEvents = append([]EventSummary(nil), in.Context.RunnerEvents...)
-	out.Context.StateSecrets = append([]string(nil), in.Context.StateSecrets...)
-	out.Context.Unreadable = append([]string(nil), in.Context.Unreadable...)
-	if in.Context.StateReadable != nil {
-		c := *in.Context.StateReadable
-		out.Context.StateReadable = &c
-	}
-	if in.Context.ActiveJob != nil {
-		a := *in.Context.ActiveJob
-		if a.StartTime != nil {
-			t := *a.StartTime
-			a.StartTime = &t
-		}
-		out.Context.ActiveJob = &a
-	}
-	if in.Context.RunLease != nil {
-		r := *in.Context.RunLease
-		out.Context.RunLease = &r
-	}
-	return &out
 }

@@ -1,7 +1,3 @@
-// Package v1alpha1 is the captf.io/v1alpha1 output schema of kubectl captf:
-// what `-o json|yaml` prints and what the inspect engine fills. Giving the
-// output a versioned type lets cli-runtime's printers (json, yaml,
-// jsonpath, go-template) print it as they print API objects.
 package v1alpha1
 
 import (
@@ -31,6 +27,8 @@ const (
 	Unknown Verdict = "Unknown"
 )
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // LockList is the output of `kubectl captf locks`.
 type LockList struct {
 	metav1.TypeMeta `json:",inline"`
@@ -46,6 +44,8 @@ type ContextError struct {
 	Context string `json:"context"`
 	Error   string `json:"error"`
 }
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // Lock is one Terraform/OpenTofu lock Lease and CAPTF's view of it.
 // metadata is the Lease's own (name, namespace, uid, resourceVersion,

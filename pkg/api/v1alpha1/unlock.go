@@ -1,9 +1,6 @@
 package v1alpha1
 
-import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-)
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // Kind names of unlock's output.
 const (
@@ -31,6 +28,8 @@ const (
 	// error. Nothing was written.
 	Failed Action = "Failed"
 )
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // UnlockResult is the outcome of unlocking one lock.
 type UnlockResult struct {
@@ -72,6 +71,8 @@ type LeaseChange struct {
 	RemoveAnnotation string `json:"removeAnnotation"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
 // UnlockResultList is the outcome of `unlock --all-stale`.
 type UnlockResultList struct {
 	metav1.TypeMeta `json:",inline"`
@@ -89,35 +90,4 @@ func NewUnlockResultList() *UnlockResultList {
 // SetTypeMeta sets the result's apiVersion and kind.
 func (in *UnlockResult) SetTypeMeta() {
 	in.APIVersion, in.Kind = SchemeGroupVersion.String(), UnlockResultKind
-}
-
-// DeepCopyObject implements runtime.Object; results are printed, never
-// shared, so a shallow copy of the parts the printers read would do, but
-// the copy is made whole to honour the contract.
-func (in *UnlockResult) DeepCopyObject() runtime.Object {
-	out := *in
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	var l Lock
-	l.Object, l.Lock, l.Holder = in.Object, in.Lock, in.Holder
-	var c Lock
-	l.DeepCopyInto(&c)
-	out.Object, out.Lock, out.Holder = c.Object, c.Lock, c.Holder
-	if in.Change != nil {
-		ch := *in.Change
-		out.Change = &ch
-	}
-	out.Warnings = append([]string(nil), in.Warnings...)
-	out.Commands = append([]string(nil), in.Commands...)
-	return &out
-}
-
-// DeepCopyObject implements runtime.Object.
-func (in *UnlockResultList) DeepCopyObject() runtime.Object {
-	out := *in
-	in.ListMeta.DeepCopyInto(&out.ListMeta)
-	out.Items = make([]UnlockResult, len(in.Items))
-	for i := range in.Items {
-		out.Items[i] = *in.Items[i].DeepCopyObject().(*UnlockResult)
-	}
-	return &out
 }
