@@ -196,7 +196,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
-		l := r.Facts.Lease.Lease
+		l := r.Facts.Lease
 		opts.Arg = "lease/" + l.Name
 		if ow := r.Facts.Owner; ow != nil && ow.Exists != nil && *ow.Exists {
 			opts.Arg = ow.Ref.String()
@@ -295,7 +295,7 @@ func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
 	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", escape.Text(out.Lease), escape.Text(out.Namespace))
 	r, now := out.Result, time.Now()
 	l := r.Facts.Lease
-	if l.Lease != nil {
+	if l.Name != "" {
 		obj := "<none>"
 		if r.Facts.Owner != nil {
 			obj = r.Facts.Owner.Ref.String()
@@ -307,10 +307,10 @@ func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
 		writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+escape.Text(r.Decision.Reason))
 	}
 	write := ""
-	if l.Lease != nil {
-		c := unlock.Change(l.Lease)
+	if l.Name != "" {
+		c := unlock.Change(l)
 		write = fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation %s; labels, other annotations and other fields unchanged",
-			l.Lease.Namespace, l.Lease.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
+			l.Namespace, l.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
 	}
 	switch out.Action {
 	case v1alpha1.WouldUnlock:

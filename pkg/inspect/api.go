@@ -9,12 +9,11 @@ import (
 // Lock renders a result in the captf.io/v1alpha1 output schema.
 func (r Result) Lock() v1alpha1.Lock {
 	f, l := r.Facts, r.Facts.Lease
-	src := l.Lease
 	out := v1alpha1.Lock{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: src.Name, Namespace: src.Namespace, UID: src.UID,
-			ResourceVersion: src.ResourceVersion, CreationTimestamp: src.CreationTimestamp,
-			Labels: src.Labels,
+			Name: l.Name, Namespace: l.Namespace, UID: l.UID,
+			ResourceVersion: l.ResourceVersion, CreationTimestamp: l.CreationTimestamp,
+			Labels: l.Labels,
 		},
 		Workspace:   l.Workspace,
 		Suffix:      l.Suffix,

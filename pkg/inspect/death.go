@@ -35,7 +35,7 @@ func Death(r Result, jobs []*batchv1.Job, jobsRead bool) *v1alpha1.Death {
 		return d
 	}
 	for _, j := range jobs {
-		if j.Namespace != r.Facts.Lease.Lease.Namespace || j.Name != name.Job {
+		if j.Namespace != r.Facts.Lease.Namespace || j.Name != name.Job {
 			continue
 		}
 		for _, c := range j.Status.Conditions {

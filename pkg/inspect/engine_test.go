@@ -97,7 +97,7 @@ func TestScope(t *testing.T) {
 	c := newCluster(objs, demo, web)
 	names := func(rep *Report) (out []string) {
 		for _, r := range rep.Results {
-			out = append(out, r.Facts.Lease.Lease.Namespace+"/"+r.Facts.Lease.Lease.Name)
+			out = append(out, r.Facts.Lease.Namespace+"/"+r.Facts.Lease.Name)
 		}
 		return out
 	}

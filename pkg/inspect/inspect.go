@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -50,6 +51,10 @@ type Result struct {
 	Unreadable []string
 	// Death is why a Stale lock's runner died, where the cluster says.
 	Death *v1alpha1.Death
+	// Source is the Lease as Lock read it: the object unlock writes back,
+	// at its resourceVersion, so that a lock changed since the check is
+	// never cleared. Locks leaves it nil and keeps only the Facts.
+	Source *coordinationv1.Lease
 }
 
 // Report is the outcome of Locks.
@@ -160,7 +165,7 @@ func (c *clusterContext) facts(l Lease) Facts {
 	f.Owner, f.NoOwnerWhy, warnings = c.owners.resolve(l)
 	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)
 	if l.Held && l.Info != nil && l.HostErr == nil {
-		f.Pod = c.pods[l.Lease.Namespace+"/"+l.Host]
+		f.Pod = c.pods[l.Namespace+"/"+l.Host]
 	}
 	return f
 }
@@ -188,7 +193,7 @@ func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts 
 			return fmt.Errorf("%w; without it the holders of %d locks cannot be told live or stale", err, len(missing))
 		}
 		for _, f := range missing {
-			if f.Pod = all[f.Lease.Lease.Namespace+"/"+f.Lease.Host]; f.Pod == nil {
+			if f.Pod = all[f.Lease.Namespace+"/"+f.Lease.Host]; f.Pod == nil {
 				f.Pod = missingPod(f.Lease.Host)
 			}
 		}
@@ -202,9 +207,9 @@ func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts 
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			l := f.Lease
-			p, err := i.getPod(ctx, l.Lease.Namespace, l.Host)
+			p, err := i.getPod(ctx, l.Namespace, l.Host)
 			if err != nil {
-				errs[n] = fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Lease.Name)
+				errs[n] = fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Name)
 				return
 			}
 			f.Pod = p
@@ -242,7 +247,7 @@ func (c *clusterContext) result(f Facts) Result {
 // object (kind, then name; locks of no object last), then by Lease name,
 // which is a hash and says nothing to a reader.
 func (r Result) before(o Result) bool {
-	x, y := r.Facts.Lease.Lease, o.Facts.Lease.Lease
+	x, y := r.Facts.Lease, o.Facts.Lease
 	if x.Namespace != y.Namespace {
 		return x.Namespace < y.Namespace
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -43,11 +45,18 @@ type Info struct {
 	Created   time.Time
 }
 
-// Lease is a lock Lease taken apart.
+// Lease is a lock Lease taken apart: the metadata the verdicts and the
+// output need, and the lock it holds. It keeps nothing else of the object
+// (no managedFields, no spec beyond the holder), so a list of ten thousand
+// costs what its locks do, not what the server sent.
 type Lease struct {
-	Lease     *coordinationv1.Lease
-	Workspace string
-	Suffix    string
+	Namespace, Name   string
+	UID               types.UID
+	ResourceVersion   string
+	CreationTimestamp metav1.Time
+	Labels            map[string]string
+	Workspace         string
+	Suffix            string
 	// Held is true when spec.holderIdentity is set, even to "".
 	Held bool
 	// ID is spec.holderIdentity: the ID the backend compares on unlock.
@@ -76,7 +85,10 @@ func IsLockLease(name string) bool { return strings.HasPrefix(name, object.LockL
 // ParseLease takes a lock Lease apart. It never fails: whatever the holder
 // wrote into the Lease ends up in InfoErr or HostErr.
 func ParseLease(l *coordinationv1.Lease) Lease {
-	p := Lease{Lease: l}
+	p := Lease{
+		Namespace: l.Namespace, Name: l.Name, UID: l.UID, ResourceVersion: l.ResourceVersion,
+		CreationTimestamp: l.CreationTimestamp, Labels: l.Labels,
+	}
 	p.Workspace, p.Suffix = workspaceAndSuffix(l)
 	p.Warnings = labelWarnings(p)
 	if l.Spec.HolderIdentity == nil {
@@ -145,7 +157,7 @@ func labelWarnings(p Lease) []string {
 		{LabelSecretSuffix, p.Suffix},
 		{LabelWorkspace, p.Workspace},
 	} {
-		if v, ok := p.Lease.Labels[c.label]; ok && v != c.want {
+		if v, ok := p.Labels[c.label]; ok && v != c.want {
 			out = append(out, fmt.Sprintf("label %s=%s disagrees with the Lease name, which gives %s; CAPTF finds a lock by its name only, so the label is ignored", c.label, v, c.want))
 		}
 	}

@@ -60,5 +60,6 @@ func (i *Inspector) Lock(ctx context.Context, namespace, name string, known ...*
 		warnings = append(warnings, i.readGates(ctx, namespace, facts)...)
 	}
 	r := c.result(facts[0])
+	r.Source = lease
 	return &r, warnings, nil
 }

@@ -37,10 +37,10 @@ func newOwners(lists []kindList) *owners {
 // name's. When none matches, the string says why. The warnings name owner
 // labels that point elsewhere: shown, never followed.
 func (o *owners) resolve(l Lease) (*Owner, string, []string) {
-	ns := l.Lease.Namespace
+	ns := l.Namespace
 	var warnings []string
-	labelled, labelledOK := object.KindByName(l.Lease.Labels[LabelOwnerKind])
-	labelRef := object.Ref{Kind: labelled, Namespace: ns, Name: l.Lease.Labels[LabelOwnerName]}
+	labelled, labelledOK := object.KindByName(l.Labels[LabelOwnerKind])
+	labelRef := object.Ref{Kind: labelled, Namespace: ns, Name: l.Labels[LabelOwnerName]}
 	if labelledOK && labelRef.Suffix() != l.Suffix && !hashedLabelOf(labelRef.Name, o.bySuffix[ns+"/"+l.Suffix]) {
 		warnings = append(warnings, fmt.Sprintf("its owner labels name %s %s, whose lock this Lease's name is not; CAPTF finds a lock by its name only, so the labels are ignored", labelled.Name, labelRef.Name))
 	}

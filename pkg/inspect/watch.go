@@ -96,10 +96,10 @@ func key(ns, name string) string { return ns + "/" + name }
 
 func (w *watcher) remember(r Result) {
 	l := r.Facts.Lease
-	k := key(l.Lease.Namespace, l.Lease.Name)
+	k := key(l.Namespace, l.Name)
 	w.last[k] = r
 	if l.Host != "" {
-		h := key(l.Lease.Namespace, l.Host)
+		h := key(l.Namespace, l.Host)
 		if w.byHost[h] == nil {
 			w.byHost[h] = map[string]bool{}
 		}
@@ -131,7 +131,7 @@ func (w *watcher) pod(obj any, _ bool) {
 	w.mu.Lock()
 	var leases [][2]string
 	for k := range w.byHost[key(p.Namespace, p.Name)] {
-		if l := w.last[k].Facts.Lease.Lease; l != nil {
+		if l := w.last[k].Facts.Lease; l.Name != "" {
 			leases = append(leases, [2]string{l.Namespace, l.Name})
 		}
 	}

@@ -32,7 +32,7 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	l := r.Facts.Lease
 	regarding := corev1.ObjectReference{
 		APIVersion: "coordination.k8s.io/v1", Kind: "Lease",
-		Namespace: l.Lease.Namespace, Name: l.Lease.Name, UID: l.Lease.UID,
+		Namespace: l.Namespace, Name: l.Name, UID: l.UID,
 	}
 	if o := r.Facts.Owner; o != nil && o.Exists != nil && *o.Exists {
 		regarding = corev1.ObjectReference{
@@ -46,7 +46,7 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	}
 	user := u.user(ctx)
 	note := fmt.Sprintf("%s force-unlocked the state lock %s (Lease %s, verdict %s), held by %s for %s, with kubectl captf",
-		user, l.ID, l.Lease.Name, r.Decision.Verdict, holder, op)
+		user, l.ID, l.Name, r.Decision.Verdict, holder, op)
 	host, _ := os.Hostname()
 	now := u.now()
 	ev := &eventsv1.Event{

@@ -138,7 +138,7 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 			return nil, err
 		}
 	}
-	switch err := u.write(ctx, r.Facts.Lease.Lease); {
+	switch err := u.write(ctx, r.Source); {
 	case apierrors.IsNotFound(err):
 		out.Action, out.Message = v1alpha1.AlreadyUnlocked, "the Lease was deleted since it was read, so there is nothing to unlock; nothing was written"
 		return out, nil
@@ -177,12 +177,8 @@ func refusedCommands(r inspect.Result, g Decision, o Options, namespace string) 
 // Change is the write Unlock makes: the runtimes' own Unlock, and nothing
 // more. spec.holderIdentity becomes null (never ""), only the lock-info
 // annotation goes, and the update carries the resourceVersion read.
-func Change(l *coordinationv1.Lease) *v1alpha1.LeaseChange {
-	c := &v1alpha1.LeaseChange{ResourceVersion: l.ResourceVersion, RemoveAnnotation: inspect.AnnotationLock}
-	if l.Spec.HolderIdentity != nil {
-		c.HolderIdentity = *l.Spec.HolderIdentity
-	}
-	return c
+func Change(l inspect.Lease) *v1alpha1.LeaseChange {
+	return &v1alpha1.LeaseChange{ResourceVersion: l.ResourceVersion, HolderIdentity: l.ID, RemoveAnnotation: inspect.AnnotationLock}
 }
 
 func (u *Unlocker) write(ctx context.Context, read *coordinationv1.Lease) error {
@@ -231,7 +227,7 @@ func (u *Unlocker) now() time.Time {
 // API renders the outcome in the captf.io/v1alpha1 output schema.
 func (o *Outcome) API() v1alpha1.UnlockResult {
 	var out v1alpha1.UnlockResult
-	if o.Result.Facts.Lease.Lease != nil {
+	if o.Result.Facts.Lease.Name != "" {
 		l := o.Result.Lock()
 		out = v1alpha1.UnlockResult{
 			ObjectMeta: l.ObjectMeta, Object: l.Object, Verdict: l.Verdict, Reason: l.Reason,
@@ -249,7 +245,7 @@ func (o *Outcome) API() v1alpha1.UnlockResult {
 	}
 	out.SetTypeMeta()
 	if o.Action == v1alpha1.ActionUnlocked || o.Action == v1alpha1.WouldUnlock {
-		out.Change = Change(o.Result.Facts.Lease.Lease)
+		out.Change = Change(o.Result.Facts.Lease)
 	}
 	return out
 }
