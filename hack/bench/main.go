@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/captf-io/kubectl-captf/test/bench"
@@ -25,11 +27,34 @@ func main() {
 	flag.IntVar(&c.Loop, "loop", c.Loop, "held locks the manual loop walks")
 	flag.IntVar(&c.LoopRuns, "loop-runs", c.LoopRuns, "runs of the manual loop")
 	out := flag.String("out", "docs/benchmarks.md", "where to write the results ('-' for stdout)")
+	serve := flag.Bool("serve", false, "only seed a test-bed and keep it running until interrupted, for profiling")
 	flag.Parse()
+	if *serve {
+		if err := serveBed(c); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(c, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// serveBed seeds a test-bed, prints its kubeconfig and waits for SIGINT or
+// SIGTERM.
+func serveBed(c bench.Config) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bed, err := bench.Serve(ctx, c, os.Stderr)
+	if err != nil {
+		return err
+	}
+	defer bed.Stop()
+	fmt.Printf("KUBECONFIG=%s\n", bed.Kubeconfig)
+	<-ctx.Done()
+	return nil
 }
 
 func run(c bench.Config, out string) error {

@@ -104,23 +104,12 @@ func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, 
 	if err != nil {
 		return nil, fmt.Errorf("the benchmark compares with kubectl, which is not on PATH")
 	}
-	bed, err := testbed.Start(ctx, testbed.Options{})
+	bed, s, seeding, err := startSeeded(ctx, c, log)
 	if err != nil {
 		return nil, err
 	}
 	defer bed.Stop()
-	cs, err := bed.Clients()
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "seeding %d locks in %d namespaces...\n", c.Leases, c.Namespaces)
-	start := time.Now()
-	s, err := seed(ctx, cs, c)
-	if err != nil {
-		return nil, err
-	}
-	rep := &Report{Config: c, Held: len(s.held), Seeding: time.Since(start)}
-	fmt.Fprintf(log, "seeded in %s\n", rep.Seeding.Round(time.Second))
+	rep := &Report{Config: c, Held: len(s.held), Seeding: seeding}
 
 	dir, err := os.MkdirTemp("", "captf-bench-")
 	if err != nil {
@@ -171,6 +160,35 @@ func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, 
 		rep.Rows = append(rep.Rows, Row{Name: sp.name, Command: sp.shown, Median: median(results[i]), Runs: len(results[i])})
 	}
 	return rep, nil
+}
+
+// Serve starts a fresh test-bed seeded as the benchmark's and returns it
+// running, for profiling by hand; the caller stops it.
+func Serve(ctx context.Context, c Config, log io.Writer) (*testbed.Cluster, error) {
+	bed, _, _, err := startSeeded(ctx, c, log)
+	return bed, err
+}
+
+// startSeeded starts a fresh test-bed and seeds it.
+func startSeeded(ctx context.Context, c Config, log io.Writer) (*testbed.Cluster, *seeded, time.Duration, error) {
+	bed, err := testbed.Start(ctx, testbed.Options{})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	cs, err := bed.Clients()
+	if err != nil {
+		bed.Stop()
+		return nil, nil, 0, err
+	}
+	fmt.Fprintf(log, "seeding %d locks in %d namespaces...\n", c.Leases, c.Namespaces)
+	start := time.Now()
+	s, err := seed(ctx, cs, c)
+	if err != nil {
+		bed.Stop()
+		return nil, nil, 0, err
+	}
+	fmt.Fprintf(log, "seeded in %s\n", time.Since(start).Round(time.Second))
+	return bed, s, time.Since(start), nil
 }
 
 // writeLoop writes the runbook an operator follows by hand today: read
