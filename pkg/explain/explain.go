@@ -132,21 +132,23 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		return first + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."
 	case v1alpha1.Stale:
 		unlock := fmt.Sprintf("the next Job it creates for %s, for any op, runs init and then force-unlock -force %s first; at that Job's creation CAPTF emits a Warning event ForceUnlocked and adds 1 to captf_lock_force_unlocks_total (alert CAPTFForceUnlocks)", o.Ref, captfLockID(l))
-		switch {
-		case l.Info.ID != "" && l.Info.ID != l.ID:
+		// Classify decided the case; the gate's reason is its evidence.
+		switch d.StaleCase {
+		case inspect.StaleIDMismatch:
 			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears by itself.", o.Ref, l.Info.ID, l.ID)
-		case o.Exists == nil:
+		case inspect.StaleOwnerUnread:
 			return first + fmt.Sprintf("If %s exists, %s; whether it exists could not be read.", o.Ref, unlock)
-		case !*o.Exists:
+		case inspect.StaleOwnerGone:
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
-		case d.CAPTFClears:
+		case inspect.StaleClears:
 			return first + upper(unlock) + "."
-		case r.Facts.Gate != nil && r.Facts.Gate.State == jobgate.Closed:
+		case inspect.StaleGateClosed:
 			return first + "Nothing: " + r.Facts.Gate.Reason + ". The lock stays until that changes or it is cleared by hand."
-		case r.Facts.Gate != nil:
+		case inspect.StaleGateUnsure:
 			return first + "If a Job starts, " + unlock + ". " + upper(r.Facts.Gate.Reason) + "."
+		default: // inspect.StaleGatesUnread
+			return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 		}
-		return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 	}
 	// Foreign or Unknown.
 	switch {

@@ -66,10 +66,50 @@ type Decision struct {
 	Reason string
 	// CAPTFClears is true when a Job CAPTF will start force-unlocks the
 	// lock: a Stale lock of an existing object, with a consistent ID, whose
-	// object no gate holds back.
+	// object no gate holds back. It is StaleCase == StaleClears.
 	CAPTFClears bool
+	// StaleCase says why a Stale lock will or will not clear; NotStale for
+	// every other verdict. Whoever says what CAPTF does next reads it here
+	// rather than deciding it again.
+	StaleCase StaleCase
 	// Steps are the controller's checks as they went.
 	Steps []v1alpha1.Step
+}
+
+// StaleCase is why a Stale lock will or will not clear, in the order
+// Classify tells the cases apart (the first that applies is the case).
+// Only a Job CAPTF creates force-unlocks the lock, with the lock info's ID.
+type StaleCase int
+
+const (
+	// NotStale: the verdict is not Stale.
+	NotStale StaleCase = iota
+	// StaleIDMismatch: the lock info's ID differs from holderIdentity, so
+	// every force-unlock CAPTF's Jobs run misses and the lock never clears.
+	StaleIDMismatch
+	// StaleOwnerUnread: whether the object exists could not be read.
+	StaleOwnerUnread
+	// StaleOwnerGone: the object no longer exists, so no Job will come.
+	StaleOwnerGone
+	// StaleGatesUnread: the object was not read in full, so whether a Job
+	// starts is not known (Facts.Gate is nil).
+	StaleGatesUnread
+	// StaleGateClosed: a gate stops every Job (Facts.Gate says which).
+	StaleGateClosed
+	// StaleGateUnsure: a gate may hold Jobs back (Facts.Gate says which).
+	StaleGateUnsure
+	// StaleClears: no gate holds the object back; its next Job clears the
+	// lock (CAPTFClears).
+	StaleClears
+)
+
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears"}
+
+func (c StaleCase) String() string {
+	if c < 0 || int(c) >= len(staleCaseNames) {
+		return fmt.Sprintf("StaleCase(%d)", int(c))
+	}
+	return staleCaseNames[c]
 }
 
 // OwnPodHost returns the holder host when it is a pod of the owner's own
@@ -157,19 +197,25 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	l, o := f.Lease, f.Owner
 	switch {
 	case l.Info.ID != "" && l.Info.ID != l.ID:
+		d.StaleCase = StaleIDMismatch
 		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays, so it never clears by itself; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, l.Info.ID)
 	case o.Exists == nil:
+		d.StaleCase = StaleOwnerUnread
 		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)
 	case !*o.Exists:
+		d.StaleCase = StaleOwnerGone
 		reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
 	case f.Gate == nil:
+		d.StaleCase = StaleGatesUnread
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
 	case f.Gate.State == jobgate.Closed:
+		d.StaleCase = StaleGateClosed
 		reason += "; CAPTF will not clear it: " + f.Gate.Reason
 	case f.Gate.State == jobgate.Unsure:
+		d.StaleCase = StaleGateUnsure
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, f.Gate.Reason)
 	default:
-		d.CAPTFClears = true
+		d.StaleCase, d.CAPTFClears = StaleClears, true
 		reason += "; CAPTF clears it with the object's next Job"
 	}
 	return d.done(f, v1alpha1.Stale, reason)

@@ -333,3 +333,69 @@ func TestHugeLockInfo(t *testing.T) {
 	r := newCluster([]runtime.Object{lease(demo, ptr(lockID), &info)}, demo).only(t)
 	want(t, r, v1alpha1.Stale, "no longer exists")
 }
+
+// Classify names the case that decides whether a Stale lock clears, so
+// that whoever says what CAPTF does next reads it rather than deciding it
+// again; every other verdict is NotStale.
+func TestStaleCase(t *testing.T) {
+	staleHeld := []runtime.Object{held(demo, "root@"+demoPod)}
+	gated := func(edit func(u *unstructured.Unstructured)) *cluster {
+		u := full(demo, nil)
+		edit(u)
+		return newClusterFull(staleHeld, u)
+	}
+	for _, c := range []struct {
+		name    string
+		cluster func() *cluster
+		want    StaleCase
+		verdict v1alpha1.Verdict
+	}{
+		{"open gate", func() *cluster { return newCluster(staleHeld, demo) }, StaleClears, v1alpha1.Stale},
+		{"lock-info ID differs", func() *cluster {
+			return newCluster([]runtime.Object{lease(demo, ptr("other-id"), ptr(lockInfo(lockID, "root@"+demoPod)))}, demo)
+		}, StaleIDMismatch, v1alpha1.Stale},
+		{"object list forbidden", func() *cluster {
+			c := newCluster(staleHeld, demo)
+			forbid(&c.metadata.Fake, "list", "terraformclusters")
+			return c
+		}, StaleOwnerUnread, v1alpha1.Stale},
+		{"object gone", func() *cluster {
+			l := held(demo, "root@"+demoPod)
+			l.Labels[LabelOwnerKind], l.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+			return newCluster([]runtime.Object{l})
+		}, StaleOwnerGone, v1alpha1.Stale},
+		{"object get forbidden", func() *cluster {
+			c := newCluster(staleHeld, demo)
+			forbid(&c.dynamic.Fake, "get", "terraformclusters")
+			return c
+		}, StaleGatesUnread, v1alpha1.Stale},
+		{"paused", func() *cluster {
+			return gated(func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""}) })
+		}, StaleGateClosed, v1alpha1.Stale},
+		{"drift interval 0", func() *cluster {
+			return gated(func(u *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(u.Object, int64(0), "spec", "drift", "intervalSeconds")
+			})
+		}, StaleGateUnsure, v1alpha1.Stale},
+		{"live", func() *cluster {
+			return newCluster(append(staleHeld, pod("default", demoPod, corev1.PodRunning, true)), demo)
+		}, NotStale, v1alpha1.Live},
+		{"foreign", func() *cluster { return newCluster([]runtime.Object{held(demo, "alice@laptop")}, demo) }, NotStale, v1alpha1.Foreign},
+		{"unknown", func() *cluster { return newCluster([]runtime.Object{lease(demo, ptr(lockID), nil)}, demo) }, NotStale, v1alpha1.Unknown},
+		{"unlocked", func() *cluster { return newCluster([]runtime.Object{lease(demo, nil, nil)}, demo) }, NotStale, v1alpha1.Unlocked},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := c.cluster().only(t)
+			d := r.Decision
+			if d.Verdict != c.verdict || d.StaleCase != c.want {
+				t.Fatalf("%s/%v, want %s/%v (%s)", d.Verdict, d.StaleCase, c.verdict, c.want, d.Reason)
+			}
+			if d.CAPTFClears != (d.StaleCase == StaleClears) {
+				t.Errorf("captfClears %v disagrees with case %v", d.CAPTFClears, d.StaleCase)
+			}
+		})
+	}
+	if s := StaleCase(99).String(); s != "StaleCase(99)" {
+		t.Errorf("out-of-range case prints %q", s)
+	}
+}
