@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -344,6 +345,14 @@ func TestStaleCase(t *testing.T) {
 		edit(u)
 		return newClusterFull(staleHeld, u)
 	}
+	// forbidden refuses one verb on the object's kind, on one client.
+	forbidden := func(client func(*cluster) *k8stesting.Fake, verb string) func() *cluster {
+		return func() *cluster {
+			c := newCluster(staleHeld, demo)
+			forbid(client(c), verb, "terraformclusters")
+			return c
+		}
+	}
 	for _, c := range []struct {
 		name    string
 		cluster func() *cluster
@@ -354,21 +363,13 @@ func TestStaleCase(t *testing.T) {
 		{"lock-info ID differs", func() *cluster {
 			return newCluster([]runtime.Object{lease(demo, ptr("other-id"), ptr(lockInfo(lockID, "root@"+demoPod)))}, demo)
 		}, StaleIDMismatch, v1alpha1.Stale},
-		{"object list forbidden", func() *cluster {
-			c := newCluster(staleHeld, demo)
-			forbid(&c.metadata.Fake, "list", "terraformclusters")
-			return c
-		}, StaleOwnerUnread, v1alpha1.Stale},
+		{"object list forbidden", forbidden(func(c *cluster) *k8stesting.Fake { return &c.metadata.Fake }, "list"), StaleOwnerUnread, v1alpha1.Stale},
 		{"object gone", func() *cluster {
 			l := held(demo, "root@"+demoPod)
 			l.Labels[LabelOwnerKind], l.Labels[LabelOwnerName] = "TerraformCluster", "demo"
 			return newCluster([]runtime.Object{l})
 		}, StaleOwnerGone, v1alpha1.Stale},
-		{"object get forbidden", func() *cluster {
-			c := newCluster(staleHeld, demo)
-			forbid(&c.dynamic.Fake, "get", "terraformclusters")
-			return c
-		}, StaleGatesUnread, v1alpha1.Stale},
+		{"object get forbidden", forbidden(func(c *cluster) *k8stesting.Fake { return &c.dynamic.Fake }, "get"), StaleGatesUnread, v1alpha1.Stale},
 		{"paused", func() *cluster {
 			return gated(func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""}) })
 		}, StaleGateClosed, v1alpha1.Stale},
