@@ -1,0 +1,409 @@
+package explain
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/unlock"
+)
+
+var lockName = object.LockLeaseName(object.DefaultWorkspace, demo.Suffix())
+
+// activeJob is demo's running apply Job, attempt 2, labelled as CAPTF does.
+func activeJob() *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "captf-c-demo-apply-a2-aaaaaa", Namespace: demo.Namespace, Labels: map[string]string{
+		inspect.LabelManaged: "true", inspect.LabelOwnerKind: demo.Kind.Name, inspect.LabelOwnerName: demo.Name,
+		inspect.LabelOp: "apply", inspect.LabelAttempt: "2",
+	}}}
+	j.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)}
+	return j
+}
+
+// event is an events.k8s.io event about kind/name, at minute min past now.
+func event(kind, name, reason, note string, min int) *eventsv1.Event {
+	return &eventsv1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: strings.ToLower(kind+"-"+name+"-"+reason+"-") + note, Namespace: demo.Namespace},
+		Regarding:  corev1.ObjectReference{Kind: kind, Name: name},
+		Reason:     reason, Type: "Warning", Note: note,
+		EventTime: metav1.NewMicroTime(now.Add(time.Duration(min) * time.Minute)),
+	}
+}
+
+func reasons(evs []v1alpha1.EventSummary) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Reason+"="+e.Note)
+	}
+	return strings.Join(out, ",")
+}
+
+// step renders a step as a reader scans it.
+func step(s v1alpha1.Step) string { return s.Check + " | " + s.Observed + " | " + s.Result }
+
+// Explain end to end on fake clients: what a user reads for each kind of
+// lock and of context, including what could not be read.
+func TestExplainOnFakes(t *testing.T) {
+	clears := []string{"# nothing is required: the object's next Job clears it; to clear it now:", "kubectl captf unlock terraformcluster/demo -n default --confirm"}
+	noJob := "Is a Job of the object active? | no active runner Job | the controller checks the lock"
+	leaseYes := "Does the Lease exist? | lease/" + lockName + " | yes"
+	held := heldBy("root@" + runPod)
+	secret := object.StateSecretName(object.DefaultWorkspace, demo.Suffix())
+	runLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "captf-run-" + demo.Suffix(), Namespace: demo.Namespace, Annotations: map[string]string{
+		"captf.io/lease-op": "apply", "captf.io/lease-acquired-at": "2026-11-30T09:00:00Z",
+	}}}
+	runLease.Spec.HolderIdentity = ptr(runner1)
+	series := event("TerraformCluster", "demo", "StateLocked", "locked", 1)
+	series.Series = &eventsv1.EventSeries{Count: 5, LastObservedTime: metav1.NewMicroTime(now.Add(9 * time.Minute))}
+	paused := captfObject(nil)
+	paused.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""})
+
+	for _, c := range []struct {
+		name   string
+		typed  []runtime.Object
+		metas  []*metav1.PartialObjectMetadata
+		captf  []*unstructured.Unstructured
+		setup  func(*cluster)
+		target func(*Target)
+
+		verdict v1alpha1.Verdict
+		steps   []string // the steps, in order; nil: not checked
+		action  string   // how the controller action starts
+		advice  []string // nil: not checked
+		check   func(t *testing.T, x *v1alpha1.Explanation, warnings []string)
+	}{
+		{
+			name: "no Lease", captf: []*unstructured.Unstructured{captfObject(nil)},
+			verdict: v1alpha1.Unlocked,
+			steps:   []string{"Does the Lease exist? | lease/" + lockName + " is not found | not held"},
+			action:  "Nothing: there is no lock.", advice: []string{},
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Reason != "the lock Lease does not exist: the state was never locked here" || x.Lock != nil || x.Holder != nil {
+					t.Errorf("reason %q, lock %+v, holder %+v", x.Reason, x.Lock, x.Holder)
+				}
+				if x.Object == nil || x.Object.Kind != "TerraformCluster" || x.Object.Name != "demo" || x.Name != lockName {
+					t.Errorf("object %+v, name %q", x.Object, x.Name)
+				}
+				if x.Context.Unreadable != nil || x.Context.StateSecrets == nil || x.Context.Events == nil {
+					t.Errorf("context %+v", x.Context)
+				}
+			},
+		},
+		{
+			name: "no Lease, no object", verdict: v1alpha1.Unlocked, action: "Nothing: there is no lock.",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Context.Unreadable != nil || x.Context.StateReadable != nil {
+					t.Errorf("a missing object is no read error: %+v", x.Context)
+				}
+			},
+		},
+		{
+			name: "no Lease, named by its Lease only", target: func(t *Target) { t.Object, t.Arg = nil, "lease/"+lockName },
+			verdict: v1alpha1.Unlocked, action: "Nothing: there is no lock.", advice: []string{},
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Object != nil || x.Context.RunLease != nil || len(x.Context.StateSecrets) != 0 {
+					t.Errorf("object %+v, run lease %+v", x.Object, x.Context.RunLease)
+				}
+			},
+		},
+		{
+			name: "no owner: the context by the Lease's suffix", typed: []runtime.Object{heldBy("alice@laptop"), runLease},
+			target:  func(t *Target) { t.Object, t.Arg = nil, "lease/"+lockName },
+			verdict: v1alpha1.Foreign, action: "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it.",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Object != nil || x.Context.RunLease == nil || x.Context.RunLease.Holder != runner1 {
+					t.Errorf("object %+v, run lease %+v", x.Object, x.Context.RunLease)
+				}
+			},
+		},
+		{
+			name: "stale, CAPTF clears it", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
+			verdict: v1alpha1.Stale,
+			steps: []string{noJob, leaseYes,
+				"Is a holder set? | spec.holderIdentity is \"" + holderID + "\" | held",
+				"Does the lock info parse? | ID \"" + holderID + "\", OperationTypeApply by \"root@" + runPod + "\" | yes",
+				"Which host does Who name? | Who \"root@" + runPod + "\" | host \"" + runPod + "\"",
+				"Which CAPTF object owns the lock? | suffix " + demo.Suffix() + " is terraformcluster/demo's (from the object) | terraformcluster/demo",
+				"Is \"" + runPod + "\" a pod of terraformcluster/demo's own runner Jobs? | Job " + runner1 + ": op apply, attempt 1, hash d72d2a | yes",
+				"Does the holder pod exist? | pod " + runPod + " is not found | gone: stale",
+			},
+			action: "The next Job it creates for terraformcluster/demo, for any op, runs init and then force-unlock -force " + holderID + " first;",
+			advice: clears,
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if !x.CAPTFClears || x.Holder == nil || x.Holder.Pod != runPod || x.Lock == nil || x.Lock.ID != holderID || x.Disagreement != "" {
+					t.Errorf("clears %v, holder %+v, lock %+v, disagreement %q", x.CAPTFClears, x.Holder, x.Lock, x.Disagreement)
+				}
+			},
+		},
+		{
+			name: "named by its Lease only", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
+			target:  func(t *Target) { t.Object, t.Arg = nil, "lease/"+lockName },
+			verdict: v1alpha1.Stale, action: "The next Job it creates for terraformcluster/demo",
+			advice: []string{clears[0], "kubectl captf unlock lease/" + lockName + " -n default --confirm"},
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if o := x.Object; o == nil || o.Name != "demo" || o.Exists == nil || !*o.Exists {
+					t.Errorf("the owner is taken from the lock: %+v", o)
+				}
+			},
+		},
+		{
+			name: "object unreadable", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
+			setup:   func(c *cluster) { refuse(&c.dynamic.Fake, "get", "*", "terraformclusters") },
+			verdict: v1alpha1.Stale, action: "If a Job starts, the next Job it creates for terraformcluster/demo",
+			advice: []string{clears[1]},
+			check: func(t *testing.T, x *v1alpha1.Explanation, warnings []string) {
+				if !strings.HasSuffix(x.ControllerAction, "; whether one will could not be read.") {
+					t.Errorf("action %q", x.ControllerAction)
+				}
+				if u := x.Context.Unreadable; len(u) != 1 || !strings.HasPrefix(u[0], "terraformcluster/demo: ") || !strings.Contains(u[0], "forbidden") {
+					t.Errorf("unreadable %q", u)
+				}
+				if len(warnings) != 1 || !strings.Contains(warnings[0], "whether CAPTF will start a Job for its stale locks is shown as unknown") {
+					t.Errorf("warnings %q", warnings)
+				}
+			},
+		},
+		{
+			name: "live, with an active Job", typed: []runtime.Object{held, activeJob(), &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: runPod, Namespace: demo.Namespace, Labels: map[string]string{inspect.LabelManaged: "true"}},
+				Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+			}},
+			captf:   []*unstructured.Unstructured{captfObject(nil)},
+			verdict: v1alpha1.Live,
+			action:  "Job captf-c-demo-apply-a2-aaaaaa is active, so the controller checks the lock only after it finishes. Nothing: the object's own runner pod holds the lock.",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				want := "Is a Job of the object active? | Job captf-c-demo-apply-a2-aaaaaa is active (op apply, attempt 2) | the controller defers the lock check until it finishes"
+				if got := step(x.Steps[0]); got != want {
+					t.Errorf("first step %q", got)
+				}
+				if j := x.Context.ActiveJob; j == nil || j.From != "jobs" || j.Operation != "apply" || j.Attempt != 2 || !j.StartTime.Equal(now.Add(-time.Minute)) {
+					t.Errorf("active Job %+v", j)
+				}
+				if len(x.Advice) != 5 || x.Advice[1] != "kubectl logs -n default "+runPod {
+					t.Errorf("advice %q", x.Advice)
+				}
+			},
+		},
+		{
+			name: "Jobs unreadable: the object's status.activeJob", typed: []runtime.Object{held},
+			captf: []*unstructured.Unstructured{captfObject(map[string]any{"activeJob": map[string]any{
+				"name": "captf-c-demo-destroy-a3-bbbbbb", "operation": "destroy", "attempt": int64(3), "startTime": "2026-11-30T09:45:00Z",
+			}})},
+			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "jobs") },
+			verdict: v1alpha1.Stale, action: "Job captf-c-demo-destroy-a3-bbbbbb is active, so the controller checks the lock only after it finishes. The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				j := x.Context.ActiveJob
+				if j == nil || j.From != "status.activeJob" || j.Operation != "destroy" || j.Attempt != 3 || j.StartTime == nil || j.StartTime.Format(time.RFC3339) != "2026-11-30T09:45:00Z" {
+					t.Errorf("active Job %+v", j)
+				}
+			},
+		},
+		{
+			name: "Jobs unreadable, no status.activeJob", typed: []runtime.Object{held},
+			captf:   []*unstructured.Unstructured{captfObject(map[string]any{"activeJob": map[string]any{"operation": "apply"}})},
+			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "jobs") },
+			verdict: v1alpha1.Stale, steps: nil, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Context.ActiveJob != nil || step(x.Steps[0]) != noJob {
+					t.Errorf("an active Job without a name: %+v", x.Context.ActiveJob)
+				}
+			},
+		},
+		{
+			name: "events: the latest of each lock reason, and the runner's end",
+			typed: []runtime.Object{held,
+				event("TerraformCluster", "demo", "ForceUnlocked", "older", 1),
+				event("TerraformCluster", "demo", "ForceUnlocked", "newer", 2),
+				event("TerraformCluster", "demo", unlock.EventReason, "by-hand", 3),
+				series,
+				event("TerraformCluster", "demo", "Reconciled", "not-about-locks", 4),
+				event("TerraformCluster", "web", "ForceUnlocked", "other-object", 5),
+				event("Job", runner1, "BackoffLimitExceeded", "job-failed", 6),
+				event("Pod", runPod, "Killing", "pod-killed", 7),
+				event("Pod", "web-0", "Killing", "other-pod", 8),
+				event("Pod", runPod, "Scheduled", "not-an-end", 9),
+			},
+			captf: []*unstructured.Unstructured{captfObject(nil)}, verdict: v1alpha1.Stale, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if got := reasons(x.Context.Events); got != "ForceUnlocked=newer,StateLocked=locked,OperatorForceUnlocked=by-hand" {
+					t.Errorf("events %s", got)
+				}
+				if got := reasons(x.Context.RunnerEvents); got != "Killing=pod-killed,BackoffLimitExceeded=job-failed" {
+					t.Errorf("runner events %s", got)
+				}
+				if s := x.Context.Events[1]; s.Count != 5 || !s.Time.Equal(now.Add(9*time.Minute)) {
+					t.Errorf("a series counts %d, last at %v", s.Count, s.Time)
+				}
+			},
+		},
+		{
+			name: "events: core/v1 where events.k8s.io is refused",
+			typed: []runtime.Object{held, &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Name: "e1", Namespace: demo.Namespace},
+				InvolvedObject: corev1.ObjectReference{Kind: "TerraformCluster", Name: "demo"},
+				Reason:         "StateLocked", Type: "Warning", Message: "core", Count: 3, LastTimestamp: metav1.NewTime(now),
+			}},
+			captf:   []*unstructured.Unstructured{captfObject(nil)},
+			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "events.k8s.io", "events") },
+			verdict: v1alpha1.Stale, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if got := reasons(x.Context.Events); got != "StateLocked=core" || x.Context.Events[0].Count != 3 || !x.Context.Events[0].Time.Equal(now) {
+					t.Errorf("events %+v", x.Context.Events)
+				}
+			},
+		},
+		{
+			name: "events: none readable", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
+			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "events") },
+			verdict: v1alpha1.Stale, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if u := x.Context.Unreadable; len(u) != 1 || !strings.HasPrefix(u[0], "events: ") {
+					t.Errorf("unreadable %q", u)
+				}
+			},
+		},
+		{
+			name: "run lease and state Secrets", typed: []runtime.Object{held, runLease},
+			metas: []*metav1.PartialObjectMetadata{secretMeta(secret + "-part-1"), secretMeta(secret), secretMeta(secret + "-backup")},
+			captf: []*unstructured.Unstructured{captfObject(nil)}, verdict: v1alpha1.Stale, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				want := v1alpha1.RunLease{Name: runLease.Name, Holder: runner1, Op: "apply", AcquiredAt: "2026-11-30T09:00:00Z"}
+				if l := x.Context.RunLease; l == nil || *l != want {
+					t.Errorf("run lease %+v", l)
+				}
+				if got := strings.Join(x.Context.StateSecrets, ","); got != secret+","+secret+"-part-1" {
+					t.Errorf("state Secrets %s", got)
+				}
+			},
+		},
+		{
+			name: "run lease and state Secrets refused", typed: []runtime.Object{held, runLease},
+			captf: []*unstructured.Unstructured{captfObject(nil)},
+			setup: func(c *cluster) {
+				c.client.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
+					if a.(k8stesting.GetAction).GetName() != runLease.Name {
+						return false, nil, nil
+					}
+					return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), runLease.Name, nil)
+				})
+				refuse(&c.metadata.Fake, "list", "", "secrets")
+			},
+			verdict: v1alpha1.Stale, action: "The next Job",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				u := x.Context.Unreadable
+				if len(u) != 2 || !strings.HasPrefix(u[0], "run lease "+runLease.Name+": ") || !strings.HasPrefix(u[1], "state Secrets: ") || x.Context.RunLease != nil {
+					t.Errorf("unreadable %q", u)
+				}
+			},
+		},
+		{
+			name: "a condition CAPTF would rewrite", captf: []*unstructured.Unstructured{captfObject(stateReadable("False", "StateLocked", "locked by "+holderID))},
+			typed:   []runtime.Object{lockLease("default", nil, "", "")},
+			verdict: v1alpha1.Unlocked, action: "Nothing: the lock is free.",
+			advice: []string{
+				"# the object's condition is out of date until CAPTF reconciles it; to trigger that now:",
+				"kubectl annotate terraformcluster/demo -n default '" + unlock.ReconcileAnnotation + "=2026-12-01T10:00:00Z' --overwrite",
+			},
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if !strings.HasPrefix(x.Disagreement, "The object's condition says StateLocked, but the lock is free now") {
+					t.Errorf("disagreement %q", x.Disagreement)
+				}
+				c := x.Context.StateReadable
+				if c == nil || c.Status != "False" || c.Reason != "StateLocked" || c.LastTransitionTime == nil || c.LastTransitionTime.Format(time.RFC3339) != "2026-11-30T09:30:00Z" {
+					t.Errorf("condition %+v", c)
+				}
+			},
+		},
+		{
+			name: "foreign, the object paused", typed: []runtime.Object{heldBy("alice@laptop")}, captf: []*unstructured.Unstructured{paused},
+			verdict: v1alpha1.Foreign, action: "It never unlocks it.",
+			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if !strings.HasSuffix(x.ControllerAction, " Now: the object is paused (annotation cluster.x-k8s.io/paused): CAPTF starts no Job while it is.") {
+					t.Errorf("action %q", x.ControllerAction)
+				}
+			},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newCluster(c.typed, c.metas, c.captf...)
+			if c.setup != nil {
+				c.setup(k)
+			}
+			x, warnings := k.explain(t, c.target)
+			if x.Verdict != c.verdict || x.Kind != "Explanation" {
+				t.Fatalf("%s %s (%s)", x.Kind, x.Verdict, x.Reason)
+			}
+			if c.steps != nil {
+				var got []string
+				for _, s := range x.Steps {
+					got = append(got, step(s))
+				}
+				if strings.Join(got, "\n") != strings.Join(c.steps, "\n") {
+					t.Errorf("steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.steps, "\n"))
+				}
+			}
+			if !strings.HasPrefix(x.ControllerAction, c.action) {
+				t.Errorf("action %q, want it to start %q", x.ControllerAction, c.action)
+			}
+			if c.advice != nil && strings.Join(x.Advice, "\n") != strings.Join(c.advice, "\n") {
+				t.Errorf("advice\n got %q\nwant %q", x.Advice, c.advice)
+			}
+			if c.check != nil {
+				c.check(t, x, warnings)
+			}
+		})
+	}
+}
+
+// The object already read (by argument resolution) is not read again, and
+// its gates and condition are taken from it.
+func TestExplainUsesTheFetchedObject(t *testing.T) {
+	fetched := captfObject(stateReadable("True", "StateRead", ""))
+	fetched.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""})
+	k := newCluster([]runtime.Object{heldBy("root@" + runPod)}, nil, captfObject(nil))
+	x, _ := k.explain(t, func(t *Target) { t.Fetched = fetched })
+	if len(k.dynamic.Actions()) != 0 {
+		t.Errorf("the object was read again: %v", k.dynamic.Actions())
+	}
+	if !strings.HasPrefix(x.ControllerAction, "Nothing: the object is paused") || x.CAPTFClears || x.Context.StateReadable == nil {
+		t.Errorf("action %q, clears %v, condition %+v", x.ControllerAction, x.CAPTFClears, x.Context.StateReadable)
+	}
+}
+
+// What keeps the lock from being read is an error, not an explanation.
+func TestExplainErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lease string
+		setup func(*cluster)
+		want  string
+	}{
+		{"not a lock Lease", "captf-run-" + demo.Suffix(), nil, "is not a Terraform lock Lease"},
+		{"Lease refused", lockName, func(c *cluster) { refuse(&c.client.Fake, "get", "*", "leases") }, "forbidden"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newCluster([]runtime.Object{heldBy("root@" + runPod)}, nil, captfObject(nil))
+			if c.setup != nil {
+				c.setup(k)
+			}
+			x, _, err := k.explainer().Explain(context.Background(), Target{Namespace: demo.Namespace, Lease: c.lease, Object: &demo, Arg: demoArg})
+			if err == nil || x != nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("explanation %v, error %v; want an error saying %q", x, err, c.want)
+			}
+		})
+	}
+}
