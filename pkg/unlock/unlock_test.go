@@ -3,6 +3,7 @@ package unlock
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,33 +141,139 @@ func TestDryRunWritesNothing(t *testing.T) {
 	}
 }
 
+// Check on every verdict with every guard it tells apart: no flag, --id
+// with the current ID or another, --force with and without --id. Each row
+// gives the whole Decision: action, exact message, and the flags Next offers.
 func TestGuards(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	empty := ""
+	const reason = "the reason Classify gave"
+	running := &inspect.Pod{Name: demoPod, Exists: true, Phase: corev1.PodRunning}
+	pending := &inspect.Pod{Name: demoPod, Exists: true, Phase: corev1.PodPending}
+	leaving := &inspect.Pod{Name: demoPod, Exists: true, Phase: corev1.PodRunning, Terminating: true}
+	unscheduled := &inspect.Pod{Name: demoPod, Exists: true}
+
+	held := inspect.ParseLease(lease(&lockID, "alice@laptop"))
+	free := inspect.ParseLease(lease(nil, ""))
+	noInfo := inspect.ParseLease(lease(&lockID, ""))
+	// holderIdentity "": the ID to name is the lock info's.
+	emptyHolder := lease(&lockID, "alice@laptop")
+	emptyHolder.Spec.HolderIdentity = new(string)
+	infoID := inspect.ParseLease(emptyHolder)
+	// Lock info without Created: no age in the holder.
+	ageless := lease(&lockID, "alice@laptop")
+	ageless.Annotations[inspect.AnnotationLock] = fmt.Sprintf(`{"ID":%q,"Operation":"OperationTypePlan","Who":"alice@laptop"}`, lockID)
+	noAge := inspect.ParseLease(ageless)
+
+	alice := fmt.Sprintf(`"alice@laptop" (OperationTypeApply, for 120m, lock ID %q)`, lockID)
+	nobody := fmt.Sprintf("an unidentifiable holder (lock ID %q)", lockID)
+	none := Guard{}
+	force := Guard{Force: true}
+	rightID := Guard{ID: lockID, IDGiven: true}
+	wrongID := Guard{ID: "the-old-one", IDGiven: true}
+	emptyID := Guard{ID: "", IDGiven: true}
+	forceRight := Guard{Force: true, ID: lockID, IDGiven: true}
+	forceWrong := Guard{Force: true, ID: "the-old-one", IDGiven: true}
+	withID := &Guard{ID: lockID, IDGiven: true}
+	forceWithID := &Guard{Force: true, ID: lockID, IDGiven: true}
+	notCurrent := func(given, holder string, v v1alpha1.Verdict) string {
+		return fmt.Sprintf("the lock ID given (%q) is not the current one (%q): the lock is now held by %s (%s); look at it again before clearing it", given, lockID, holder, v)
+	}
+	refusedForeign := func(v v1alpha1.Verdict, holder string) string {
+		return fmt.Sprintf("the lock is %s: %s. It is held by %s. A foreign lock may be mid-write (a workstation running terraform state rm, say), and nobody here can know. Once the holder is gone, run the last command below: it names the current lock ID with --id", v, reason, holder)
+	}
+	livePod := func(state string) string {
+		return "holder pod " + demoPod + " is " + state + ": clearing its lock lets two runs write the same state; look at the pod first. Only if it is certainly not writing, run the last command below (--force with the current lock ID)"
+	}
+	forceNeedsID := "--force needs --id with the current lock ID, as terraform force-unlock does, so that only the holder you looked at is cleared: holder pod " + demoPod + " is Pending. The command below names it"
+
 	cases := []struct {
-		name   string
-		lease  *coordinationv1.Lease
-		pod    *corev1.Pod
-		guard  Guard
-		action v1alpha1.Action
-		msg    string
+		name    string
+		lease   inspect.Lease
+		verdict v1alpha1.Verdict
+		pod     *inspect.Pod
+		guard   Guard
+		want    Decision
 	}{
-		{"free", lease(nil, ""), nil, Guard{}, v1alpha1.AlreadyUnlocked, "already free"},
-		{"stale", lease(&lockID, "root@"+demoPod), pod(corev1.PodFailed), Guard{}, v1alpha1.ActionUnlocked, "stale"},
-		{"stale, wrong id", lease(&lockID, "root@"+demoPod), nil, Guard{ID: "nope", IDGiven: true}, v1alpha1.Refused, `is not the current one ("` + lockID},
-		{"live", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{}, v1alpha1.Refused, "holder pod " + demoPod + " is Running: clearing its lock lets two runs write the same state"},
-		{"live, right id is not enough", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{ID: lockID, IDGiven: true}, v1alpha1.Refused, "--force"},
-		{"live, forced without the id", lease(&lockID, "root@"+demoPod), pod(corev1.PodPending), Guard{Force: true}, v1alpha1.Refused, "--force needs --id with the current lock ID"},
-		{"live, forced with the id", lease(&lockID, "root@"+demoPod), pod(corev1.PodPending), Guard{Force: true, ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--force with the current lock ID"},
-		{"live, forced with a replaced holder's id", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{Force: true, ID: "the-old-one", IDGiven: true}, v1alpha1.Refused, `the lock is now held by "root@` + demoPod},
-		{"foreign", lease(&lockID, "alice@laptop"), nil, Guard{}, v1alpha1.Refused, "A foreign lock may be mid-write"},
-		{"foreign, forced is not enough", lease(&lockID, "alice@laptop"), nil, Guard{Force: true}, v1alpha1.Refused, "run the last command below: it names the current lock ID with --id"},
-		{"foreign, wrong id", lease(&lockID, "alice@laptop"), nil, Guard{ID: "x", IDGiven: true}, v1alpha1.Refused, `held by "alice@laptop" (OperationTypeApply, for 120m`},
-		{"foreign, right id", lease(&lockID, "alice@laptop"), nil, Guard{ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--id matches"},
-		{"unknown, right id", lease(&lockID, ""), nil, Guard{ID: lockID, IDGiven: true}, v1alpha1.ActionUnlocked, "--id matches"},
-		{"unknown", lease(&lockID, ""), nil, Guard{}, v1alpha1.Refused, "the lock is Unknown"},
-		// holderIdentity "": the ID to name is the lock info's.
-		{"empty holder", lease(&empty, ""), nil, Guard{ID: "", IDGiven: true}, v1alpha1.ActionUnlocked, "--id matches"},
+		// Unlocked: nothing to clear, whatever the flags, a wrong ID included.
+		{"unlocked", free, v1alpha1.Unlocked, nil, none, Decision{Action: v1alpha1.AlreadyUnlocked, Message: "the lock is already free"}},
+		{"unlocked, forced with a wrong id", free, v1alpha1.Unlocked, nil, forceWrong, Decision{Action: v1alpha1.AlreadyUnlocked, Message: "the lock is already free"}},
+
+		// Stale: cleared without a flag; a given ID must still be the current one.
+		{"stale", held, v1alpha1.Stale, nil, none, Decision{Action: v1alpha1.ActionUnlocked, Message: "the lock is stale: " + reason}},
+		{"stale, forced", held, v1alpha1.Stale, nil, force, Decision{Action: v1alpha1.ActionUnlocked, Message: "the lock is stale: " + reason}},
+		{"stale, right id", held, v1alpha1.Stale, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "the lock is stale: " + reason}},
+		{"stale, wrong id", held, v1alpha1.Stale, nil, wrongID, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", alice, v1alpha1.Stale)}},
+		{"stale, empty id", held, v1alpha1.Stale, nil, emptyID, Decision{Action: v1alpha1.Refused, Message: notCurrent("", alice, v1alpha1.Stale)}},
+
+		// Live: only --force with the current ID clears it.
+		{"live", held, v1alpha1.Live, running, none, Decision{Action: v1alpha1.Refused, Message: livePod("Running"), Next: forceWithID}},
+		{"live, right id is not enough", held, v1alpha1.Live, running, rightID, Decision{Action: v1alpha1.Refused, Message: livePod("Running"), Next: forceWithID}},
+		{"live, terminating pod", held, v1alpha1.Live, leaving, none, Decision{Action: v1alpha1.Refused, Message: livePod("Running and terminating"), Next: forceWithID}},
+		{"live, pod in no phase", held, v1alpha1.Live, unscheduled, none, Decision{Action: v1alpha1.Refused, Message: livePod("in no phase yet"), Next: forceWithID}},
+		{"live, forced without the id", held, v1alpha1.Live, pending, force, Decision{Action: v1alpha1.Refused, Message: forceNeedsID, Next: forceWithID}},
+		{"live, forced with the id", held, v1alpha1.Live, pending, forceRight, Decision{Action: v1alpha1.ActionUnlocked, Message: "--force with the current lock ID: clearing a lock whose holder pod " + demoPod + " is Pending; the two runs may now write the same state"}},
+		{"live, forced with a replaced holder's id", held, v1alpha1.Live, running, forceWrong, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", alice, v1alpha1.Live)}},
+		{"live, wrong id", held, v1alpha1.Live, running, wrongID, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", alice, v1alpha1.Live)}},
+
+		// Foreign and Unknown: --id with the current ID, and --force adds nothing.
+		{"foreign", held, v1alpha1.Foreign, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, alice), Next: withID}},
+		{"foreign, forced is not enough", held, v1alpha1.Foreign, nil, force, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, alice), Next: withID}},
+		{"foreign, right id", held, v1alpha1.Foreign, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + alice}},
+		{"foreign, forced with the right id", held, v1alpha1.Foreign, nil, forceRight, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + alice}},
+		{"foreign, wrong id", held, v1alpha1.Foreign, nil, wrongID, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", alice, v1alpha1.Foreign)}},
+		{"foreign, no age", noAge, v1alpha1.Foreign, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, fmt.Sprintf(`"alice@laptop" (OperationTypePlan, lock ID %q)`, lockID)), Next: withID}},
+		{"unknown", noInfo, v1alpha1.Unknown, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Unknown, nobody), Next: withID}},
+		{"unknown, forced is not enough", noInfo, v1alpha1.Unknown, nil, force, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Unknown, nobody), Next: withID}},
+		{"unknown, right id", noInfo, v1alpha1.Unknown, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + nobody}},
+		{"unknown, wrong id", noInfo, v1alpha1.Unknown, nil, wrongID, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", nobody, v1alpha1.Unknown)}},
+
+		// holderIdentity "": the current ID is the lock info's, not "".
+		{"empty holder, info's id", infoID, v1alpha1.Foreign, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + alice}},
+		{"empty holder, empty id", infoID, v1alpha1.Foreign, nil, emptyID, Decision{Action: v1alpha1.Refused, Message: notCurrent("", alice, v1alpha1.Foreign)}},
+		{"empty holder, no flag", infoID, v1alpha1.Foreign, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, alice), Next: withID}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := inspect.Result{
+				Facts:    inspect.Facts{Lease: c.lease, Pod: c.pod},
+				Decision: inspect.Decision{Verdict: c.verdict, Reason: reason},
+			}
+			got := Check(r, c.guard, now)
+			if got.Action != c.want.Action {
+				t.Errorf("action %s, want %s", got.Action, c.want.Action)
+			}
+			if got.Message != c.want.Message {
+				t.Errorf("message\n got %q\nwant %q", got.Message, c.want.Message)
+			}
+			if !reflect.DeepEqual(got.Next, c.want.Next) {
+				t.Errorf("next %+v, want %+v", got.Next, c.want.Next)
+			}
+		})
+	}
+}
+
+// Unlock turns a refusal into the commands to run next: a look at a live
+// holder pod, then the unlock with the flags Next gives; or, when the ID
+// given is no longer the current one, a fresh look at the lock.
+func TestRefusalSaysWhatToRunNext(t *testing.T) {
+	cases := []struct {
+		name  string
+		lease *coordinationv1.Lease
+		pod   *corev1.Pod
+		guard Guard
+		want  []string
+	}{
+		{"live", lease(&lockID, "root@"+demoPod), pod(corev1.PodRunning), Guard{}, []string{
+			"kubectl logs -n default " + demoPod,
+			"kubectl describe pod -n default " + demoPod,
+			"kubectl captf unlock lease/" + name + " -n default --force --id " + lockID + " --confirm",
+		}},
+		{"foreign", lease(&lockID, "alice@laptop"), nil, Guard{Force: true}, []string{
+			"kubectl captf unlock lease/" + name + " -n default --id " + lockID + " --confirm",
+		}},
+		{"wrong id", lease(&lockID, "root@"+demoPod), nil, Guard{ID: "nope", IDGiven: true}, []string{
+			"kubectl captf explain lease/" + name + " -n default",
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -175,21 +282,16 @@ func TestGuards(t *testing.T) {
 				objs = append(objs, c.pod)
 			}
 			u, _ := setup(objs...)
-			u.Now = func() time.Time { return now }
 			out := run(t, u, Options{Guard: c.guard})
-			if out.Action != c.action && !(c.action == v1alpha1.ActionUnlocked && out.Action == v1alpha1.WouldUnlock) {
-				t.Errorf("action %s, want %s (%s)", out.Action, c.action, out.Message)
+			if out.Action != v1alpha1.Refused {
+				t.Fatalf("action %s (%s)", out.Action, out.Message)
 			}
-			if !strings.Contains(out.Message, c.msg) {
-				t.Errorf("message %q lacks %q", out.Message, c.msg)
+			var got []string
+			for _, cmd := range out.Commands {
+				got = append(got, cmd.String())
 			}
-			// Every refusal says what to run next: the unlock with the
-			// current ID, or (the ID no longer matches) a fresh look.
-			if out.Action == v1alpha1.Refused {
-				last := out.Commands[len(out.Commands)-1].String()
-				if !strings.HasSuffix(last, "--id "+lockID+" --confirm") && !strings.HasPrefix(last, "kubectl captf explain ") {
-					t.Errorf("last command %q", last)
-				}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("commands\n got %q\nwant %q", got, c.want)
 			}
 		})
 	}
