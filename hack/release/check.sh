@@ -9,9 +9,11 @@
 #     each with its completion shim (the .cmd one on Windows only); the
 #     caveat's bash/zsh line makes `kubectl captf <TAB>` work
 #  6. `kubectl captf version` through kubectl's own plugin discovery
-#  7. test/release: krew/captf.yaml agrees with the generated manifest, and
-#     the release binary prints the version, commit and date `make build`
-#     prints for the same version
+#  7. test/release, with its release-tagged tests (only built here, and
+#     failing without CAPTF_DIST and CAPTF_MAKE_BIN, so that none skips):
+#     krew/captf.yaml agrees with the generated manifest, and the release
+#     binary prints the version, commit and date `make build` prints for
+#     the same version
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=$(bash hack/release/tools.sh)
@@ -88,4 +90,4 @@ PATH="$home/.krew/bin:$PATH" kubectl captf version
 # `make build` of the same version, in the copy the snapshot was built from.
 version=$(sed -n 's/^  version: //p' dist/krew/captf.yaml)
 make -s -C "$root/a" build BIN="$root/make/kubectl-captf" VERSION="$version"
-CAPTF_DIST=dist CAPTF_MAKE_BIN="$root/make/kubectl-captf" go test -count=1 ./test/release/
+CAPTF_DIST=dist CAPTF_MAKE_BIN="$root/make/kubectl-captf" go test -tags release -count=1 -v ./test/release/

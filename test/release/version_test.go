@@ -1,3 +1,5 @@
+//go:build release
+
 package release
 
 import (
@@ -13,6 +15,17 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/version"
 )
+
+// fromEnv is what `make release-check` sets in the variable name; the
+// test fails without it, for these tests are run only there.
+func fromEnv(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: these tests check the artefacts of `make release-check`, which runs them", name)
+	}
+	return v
+}
 
 // versionOf runs `kubectl-captf version -o json`.
 func versionOf(t *testing.T, bin string) version.Info {
@@ -34,10 +47,7 @@ func versionOf(t *testing.T, bin string) version.Info {
 // build is reproducible. check.sh builds CAPTF_MAKE_BIN from the tree the
 // snapshot in CAPTF_DIST was built from.
 func TestVersionAgreesWithMakeBuild(t *testing.T) {
-	dist, makeBin := os.Getenv("CAPTF_DIST"), os.Getenv("CAPTF_MAKE_BIN")
-	if dist == "" || makeBin == "" {
-		t.Skip("CAPTF_DIST or CAPTF_MAKE_BIN is not set: run `make release-check`")
-	}
+	dist, makeBin := fromEnv(t, "CAPTF_DIST"), fromEnv(t, "CAPTF_MAKE_BIN")
 	dist = filepath.Join("..", "..", dist)
 	b, err := os.ReadFile(filepath.Join(dist, "krew", "captf.yaml"))
 	if err != nil {
@@ -59,7 +69,7 @@ func TestVersionAgreesWithMakeBuild(t *testing.T) {
 	// GOAMD64 (or GOARM64) level to the folder's name.
 	bins, _ := filepath.Glob(filepath.Join(dist, "kubectl-captf_"+runtime.GOOS+"_"+runtime.GOARCH+"*", exe))
 	if len(bins) != 1 {
-		t.Skipf("no one release binary for %s/%s in %s: %v", runtime.GOOS, runtime.GOARCH, dist, bins)
+		t.Fatalf("no one release binary for %s/%s in %s: %v", runtime.GOOS, runtime.GOARCH, dist, bins)
 	}
 
 	release, made := versionOf(t, bins[0]), versionOf(t, makeBin)
