@@ -104,7 +104,6 @@ func FuzzAdvice(f *testing.F) {
 		in, r, lease := adviceWorld(ns, name, holderID, who, live)
 		ctx := context.Background()
 		arg := r.String()
-		o := &UnlockOptions{target: &target{Namespace: ns, Lease: lease, Object: &r, Arg: arg}}
 		u := &unlock.Unlocker{Inspector: in, Client: in.Client, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
 		for _, g := range []unlock.Guard{{}, {Force: true}, {ID: "not-" + holderID, IDGiven: true}, {Force: true, ID: holderID, IDGiven: true}} {
 			out, err := u.Unlock(ctx, ns, lease, unlock.Options{Guard: g, Arg: arg})
@@ -112,7 +111,7 @@ func FuzzAdvice(f *testing.F) {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
-			o.printHuman(&b, out)
+			printHuman(&b, out, time.Now())
 			assertSafe(t, b.String())
 			checkCommands(t, b.String(), out.Commands)
 		}
@@ -121,7 +120,7 @@ func FuzzAdvice(f *testing.F) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		printExplanation(&b, x, arg, time.Now())
+		printExplanation(&b, x, time.Now())
 		assertSafe(t, b.String())
 		var want []shell.Command
 		for _, a := range x.Advice {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -10,33 +11,55 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
+// factory gives the commands what they need of the cluster: the kubeconfig
+// flags as a RESTClientGetter, and one clients value built from them, once.
+// Tests build it from fakes.
+type factory struct {
+	getter genericclioptions.RESTClientGetter
+	// wrap wraps the rest.Config of each context that --contexts reads
+	// (the request counter); nil for none.
+	wrap func(*rest.Config) *rest.Config
+	// clients, once built.
+	clients *clients
+	// builder is cli-runtime's resource builder over the getter.
+	builder func() *resource.Builder
+}
+
+func newFactory(getter genericclioptions.RESTClientGetter, wrap func(*rest.Config) *rest.Config) *factory {
+	return &factory{getter: getter, wrap: wrap, builder: func() *resource.Builder { return resource.NewBuilder(getter) }}
+}
+
+// namespace is the namespace of -n or the kubeconfig context.
+func (f *factory) namespace() (string, error) {
+	ns, _, err := f.getter.ToRawKubeConfigLoader().Namespace()
+	return ns, err
+}
+
+// Clients builds the clients on first use. It reads the kubeconfig but
+// talks to no server.
+func (f *factory) Clients() (*clients, error) {
+	if f.clients != nil {
+		return f.clients, nil
+	}
+	cfg, err := f.getter.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	f.clients, err = newClients(cfg)
+	return f.clients, err
+}
+
 // clients are what the commands talk to the cluster with.
 type clients struct {
 	inspector *inspect.Inspector
+	kube      kubernetes.Interface
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 }
 
-// newClients builds every client from the kubeconfig flags.
-func newClients(flags *genericclioptions.ConfigFlags) (*clients, error) {
-	in, err := newInspector(flags)
-	if err != nil {
-		return nil, err
-	}
-	return &clients{inspector: in, dynamic: in.Dynamic, metadata: in.Metadata}, nil
-}
-
-// newInspector builds the engine's clients from the kubeconfig flags.
-func newInspector(flags *genericclioptions.ConfigFlags) (*inspect.Inspector, error) {
-	cfg, err := flags.ToRESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	return newInspectorFor(cfg)
-}
-
-// newInspectorFor builds the engine's clients from a rest.Config.
-func newInspectorFor(cfg *rest.Config) (*inspect.Inspector, error) {
+// newClients builds every client from one rest.Config, with one policy.
+func newClients(cfg *rest.Config) (*clients, error) {
+	cfg = rest.CopyConfig(cfg)
 	// client-go's default of 5 requests a second would make the holder-pod
 	// GETs of a cluster with many stale locks crawl; the server's priority
 	// and fairness still guards it.
@@ -48,7 +71,7 @@ func newInspectorFor(cfg *rest.Config) (*inspect.Inspector, error) {
 	typed := rest.CopyConfig(cfg)
 	typed.ContentType = "application/vnd.kubernetes.protobuf"
 	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	client, err := kubernetes.NewForConfig(typed)
+	kube, err := kubernetes.NewForConfig(typed)
 	if err != nil {
 		return nil, err
 	}
@@ -60,5 +83,8 @@ func newInspectorFor(cfg *rest.Config) (*inspect.Inspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inspect.Inspector{Client: client, Metadata: meta, Dynamic: dyn}, nil
+	return &clients{
+		inspector: &inspect.Inspector{Client: kube, Metadata: meta, Dynamic: dyn},
+		kube:      kube, dynamic: dyn, metadata: meta,
+	}, nil
 }

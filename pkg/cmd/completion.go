@@ -24,7 +24,7 @@ const completionTimeout = 5 * time.Second
 // completeTargets completes TYPE/NAME arguments from the cluster: the type
 // prefixes first, then the objects of the three kinds in the namespace, or
 // the lock Leases after "lease/".
-func completeTargets(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+func completeTargets(f *factory) cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -37,14 +37,15 @@ func completeTargets(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc 
 		if !hasSlash {
 			return prefixes, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 		}
-		ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+		ns, err := f.namespace()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		in, err := newInspector(flags)
+		c, err := f.Clients()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
+		in := c.inspector
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
 		var out []cobra.Completion
@@ -194,7 +195,7 @@ func writeCompletion(root *cobra.Command, w io.Writer, gen func(*cobra.Command, 
 // registerCompletionFuncForGlobalFlags does: -n from the cluster's
 // namespaces, --context, --cluster and --user from the kubeconfig; and
 // every --contexts list (locks) from the kubeconfig's contexts.
-func registerGlobalFlagCompletion(root *cobra.Command, flags *genericclioptions.ConfigFlags) {
+func registerGlobalFlagCompletion(root *cobra.Command, flags genericclioptions.RESTClientGetter) {
 	_ = root.RegisterFlagCompletionFunc("namespace", completeNamespaces(flags))
 	_ = root.RegisterFlagCompletionFunc("context", completeKubeconfig(flags, contextNames))
 	_ = root.RegisterFlagCompletionFunc("cluster", completeKubeconfig(flags, clusterNames))
@@ -213,7 +214,7 @@ func registerGlobalFlagCompletion(root *cobra.Command, flags *genericclioptions.
 
 // completeNamespaces lists the cluster's namespaces, as kubectl's -n does.
 // A cluster that cannot be read completes nothing.
-func completeNamespaces(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+func completeNamespaces(flags genericclioptions.RESTClientGetter) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		cfg, err := flags.ToRESTConfig()
 		if err != nil {
@@ -243,19 +244,19 @@ func completeNamespaces(flags *genericclioptions.ConfigFlags) cobra.CompletionFu
 }
 
 // kubeconfigNames picks one kind of name out of a kubeconfig.
-type kubeconfigNames func(flags *genericclioptions.ConfigFlags) ([]string, error)
+type kubeconfigNames func(flags genericclioptions.RESTClientGetter) ([]string, error)
 
-func contextNames(flags *genericclioptions.ConfigFlags) ([]string, error) {
+func contextNames(flags genericclioptions.RESTClientGetter) ([]string, error) {
 	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
 	return sortedKeys(raw.Contexts), err
 }
 
-func clusterNames(flags *genericclioptions.ConfigFlags) ([]string, error) {
+func clusterNames(flags genericclioptions.RESTClientGetter) ([]string, error) {
 	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
 	return sortedKeys(raw.Clusters), err
 }
 
-func userNames(flags *genericclioptions.ConfigFlags) ([]string, error) {
+func userNames(flags genericclioptions.RESTClientGetter) ([]string, error) {
 	raw, err := flags.ToRawKubeConfigLoader().RawConfig()
 	return sortedKeys(raw.AuthInfos), err
 }
@@ -271,7 +272,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // completeKubeconfig completes one kind of kubeconfig name (the kubeconfig
 // of --kubeconfig or $KUBECONFIG, as every command reads it).
-func completeKubeconfig(flags *genericclioptions.ConfigFlags, names kubeconfigNames) cobra.CompletionFunc {
+func completeKubeconfig(flags genericclioptions.RESTClientGetter, names kubeconfigNames) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		all, err := names(flags)
 		if err != nil {
@@ -290,7 +291,7 @@ func completeKubeconfig(flags *genericclioptions.ConfigFlags, names kubeconfigNa
 
 // completeContextList completes a comma-separated list of contexts: the
 // last element, after the ones already given, which are not offered again.
-func completeContextList(flags *genericclioptions.ConfigFlags) cobra.CompletionFunc {
+func completeContextList(flags genericclioptions.RESTClientGetter) cobra.CompletionFunc {
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		all, err := contextNames(flags)
 		if err != nil {

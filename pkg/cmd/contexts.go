@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
-	"github.com/captf-io/kubectl-captf/pkg/escape"
 )
 
 // contextScans is how many clusters are read at once.
@@ -21,7 +21,8 @@ const contextScans = 4
 // warning and a marked row, never the failure of the whole scan, unless
 // none could be read.
 func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList) error {
-	raw, err := o.configFlags.ToRawKubeConfigLoader().RawConfig()
+	loader := o.factory.getter.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
 	if err != nil {
 		return err
 	}
@@ -44,27 +45,29 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 		err      error
 	}
 	scans := make([]scan, len(names))
-	sem := make(chan struct{}, contextScans)
-	var wg sync.WaitGroup
+	// -n applies to every context; without it each uses its own.
+	ns, nsGiven, err := loader.Namespace()
+	if err != nil || !nsGiven {
+		ns = ""
+	}
+	var g errgroup.Group
+	g.SetLimit(contextScans)
 	for i, name := range names {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
+		g.Go(func() error {
 			s := &scans[i]
-			s.items, s.warnings, s.err = o.scanContext(ctx, raw, name)
+			s.items, s.warnings, s.err = o.scanContext(ctx, raw, name, ns)
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // each scan keeps its own error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for i, name := range names {
 		s := scans[i]
-		for _, w := range s.warnings {
-			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", escape.Text(name), escape.Text(w))
-		}
+		warn(o.ErrOut, "context "+name, s.warnings)
 		if s.err != nil {
-			fmt.Fprintf(o.ErrOut, "Warning: context %s: %s\n", escape.Text(name), escape.Text(s.err.Error()))
+			warn(o.ErrOut, "context "+name, []string{s.err.Error()})
 			list.ContextErrors = append(list.ContextErrors, v1alpha1.ContextError{Context: name, Error: s.err.Error()})
 			continue
 		}
@@ -78,29 +81,29 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 
 // scanContext reads one context's locks: its own cluster, credentials and
 // namespace (unless -n or -A says otherwise).
-func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config, name string) ([]v1alpha1.Lock, []string, error) {
+func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config, name, namespace string) ([]v1alpha1.Lock, []string, error) {
 	cc := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, nil)
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.configFlags.WrapConfigFn != nil {
-		cfg = o.configFlags.WrapConfigFn(cfg)
+	if o.factory.wrap != nil {
+		cfg = o.factory.wrap(cfg)
 	}
-	ns := ""
+	ns := namespace
 	switch {
 	case o.AllNamespaces:
-	case o.configFlags.Namespace != nil && *o.configFlags.Namespace != "":
-		ns = *o.configFlags.Namespace
-	default:
+		ns = ""
+	case ns == "":
 		if ns, _, err = cc.Namespace(); err != nil {
 			return nil, nil, err
 		}
 	}
-	in, err := newInspectorFor(cfg)
+	c, err := newClients(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
+	in := c.inspector
 	cctx, cancel := context.WithTimeout(ctx, o.ContextTimeout)
 	defer cancel()
 	rep, err := in.Locks(cctx, o.scope(ns))

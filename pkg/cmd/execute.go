@@ -32,11 +32,34 @@ func (c exitCode) Error() string { return fmt.Sprintf("exit code %d", int(c)) }
 var errGuard = exitCode(ExitRefused)
 
 // warn prints warnings as kubectl does, one line each, escaped: they
-// quote what the server and the cluster's objects say.
-func warn(w io.Writer, warnings []string) {
-	for _, s := range warnings {
-		fmt.Fprintf(w, "Warning: %s\n", escape.Text(s))
+// quote what the server and the cluster's objects say. about, when set,
+// names what they are about (a context of --contexts).
+func warn(w io.Writer, about string, warnings []string) {
+	if about != "" {
+		about += ": "
 	}
+	for _, s := range warnings {
+		fmt.Fprintf(w, "Warning: %s\n", escape.Text(about+s))
+	}
+}
+
+// options are a command's options, kubectl's way: Complete fills in what
+// the flags leave out (reading the kubeconfig, talking to no server),
+// Validate checks the flags without I/O, Run does the work.
+type options interface {
+	Complete() error
+	Validate() error
+	Run(context.Context) error
+}
+
+func run(ctx context.Context, o options) error {
+	if err := o.Complete(); err != nil {
+		return err
+	}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return o.Run(ctx)
 }
 
 // Execute runs the root command and returns the process exit code. Errors

@@ -2,19 +2,22 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
+	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
@@ -35,18 +38,37 @@ const width = 100
 
 // ExplainOptions are the options of `kubectl captf explain`.
 type ExplainOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	printFlags  *genericclioptions.PrintFlags
+	factory *factory
+	print   *printFlags
 
 	args      []string
-	target    *target
+	namespace string
+	printer   printers.ResourcePrinter
 	explainer *explain.Explainer
+	// now is the clock of the human output.
+	now func() time.Time
 	genericiooptions.IOStreams
 }
 
+// NewExplainOptions are the options with their defaults.
+func NewExplainOptions(f *factory, streams genericiooptions.IOStreams) *ExplainOptions {
+	o := &ExplainOptions{factory: f, IOStreams: streams, now: time.Now}
+	o.print = newPrintFlags(func(bool) printers.ResourcePrinter {
+		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
+			x, ok := obj.(*v1alpha1.Explanation)
+			if !ok {
+				return fmt.Errorf("an explanation printer cannot print a %T", obj)
+			}
+			printExplanation(w, x, o.now())
+			return nil
+		})
+	}, "json", "yaml")
+	return o
+}
+
 // NewCmdExplain is `kubectl captf explain`.
-func NewCmdExplain(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &ExplainOptions{configFlags: flags, printFlags: genericclioptions.NewPrintFlags(""), IOStreams: streams}
+func NewCmdExplain(f *factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewExplainOptions(f, streams)
 	cmd := &cobra.Command{
 		Use:   "explain (TYPE/NAME | TYPE NAME | lease/NAME)",
 		Short: "Explain a lock step by step, as CAPTF's controller decides, and what to do",
@@ -56,75 +78,70 @@ will do next, and the commands that fix it. It also shows the object's
 StateReadable condition, the latest ForceUnlocked and StateLocked events, the
 active Job, CAPTF's run lease and the state Secrets' names. It never writes.`,
 		Example:           explainExample,
-		ValidArgsFunction: completeTargets(flags),
+		ValidArgsFunction: completeTargets(f),
+		Args:              targetArgs("name the object to explain (TYPE/NAME or lease/NAME)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args = args
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return run(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(o.printFlags.OutputFormat, "output", "o", "", "Output format. One of: (json, yaml).")
-	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("json", "yaml"))
+	o.print.addFlags(cmd)
 	return cmd
 }
 
-// Complete resolves the argument and builds the clients.
-func (o *ExplainOptions) Complete() error {
-	if len(o.args) == 0 {
-		return fmt.Errorf("name the object to explain (TYPE/NAME or lease/NAME)")
+// targetArgs accepts TYPE/NAME or TYPE NAME; missing tells what to name.
+func targetArgs(missing string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) == 0:
+			return errors.New(missing)
+		case len(args) > 2:
+			return fmt.Errorf("name one object (TYPE/NAME or TYPE NAME), not %d arguments", len(args))
+		}
+		return nil
 	}
-	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
-	if err != nil {
+}
+
+// Complete reads the namespace and builds the clients and the printer.
+func (o *ExplainOptions) Complete() error {
+	var err error
+	if o.namespace, err = o.factory.namespace(); err != nil {
 		return err
 	}
-	c, err := newClients(o.configFlags)
+	if o.printer, err = o.print.ToPrinter(); err != nil {
+		return err
+	}
+	c, err := o.factory.Clients()
 	if err != nil {
 		return err
 	}
 	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata}
-	o.target, err = resolveTarget(o.configFlags, ns, o.args)
-	return err
+	return nil
 }
 
-// Validate checks the output format.
-func (o *ExplainOptions) Validate() error {
-	switch f := *o.printFlags.OutputFormat; f {
-	case "", "json", "yaml":
-		return nil
-	default:
-		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json, yaml", f)
-	}
-}
+// Validate has nothing left to check: the arguments are cobra's Args,
+// the format is checked by Complete's printer.
+func (o *ExplainOptions) Validate() error { return nil }
 
-// Run explains and prints.
+// Run resolves the argument, explains and prints.
 func (o *ExplainOptions) Run(ctx context.Context) error {
-	t := o.target
+	t, err := resolveTarget(o.factory, o.namespace, o.args)
+	if err != nil {
+		return err
+	}
 	x, warnings, err := o.explainer.Explain(ctx, explain.Target{Namespace: t.Namespace, Lease: t.Lease, Object: t.Object, Fetched: t.Fetched, Arg: t.Arg})
 	if err != nil {
 		return err
 	}
-	warn(o.ErrOut, warnings)
-	if *o.printFlags.OutputFormat != "" {
-		p, err := o.printFlags.ToPrinter()
-		if err != nil {
-			return err
-		}
-		return p.PrintObj(x, o.Out)
-	}
-	printExplanation(o.Out, x, t.Arg, time.Now())
-	return nil
+	warn(o.ErrOut, "", warnings)
+	return o.printer.PrintObj(x, o.Out)
 }
 
 // printExplanation prints for a reader, within 100 columns.
-func printExplanation(w io.Writer, x *v1alpha1.Explanation, arg string, now time.Time) {
+func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	obj := "<none>"
 	if x.Object != nil {
-		obj = strings.ToLower(x.Object.Kind) + "/" + x.Object.Name
+		obj = object.TypeName(x.Object.Kind, x.Object.Name)
 		if x.Object.Exists != nil && !*x.Object.Exists {
 			obj += " (does not exist)"
 		}

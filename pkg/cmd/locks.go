@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -28,8 +31,9 @@ const locksExample = `  # Every CAPTF state lock in the current namespace, with 
 
 // LocksOptions are the options of `kubectl captf locks`.
 type LocksOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	output      *outputFlags
+	factory *factory
+	print   *printFlags
+	table   tableFlags
 
 	AllNamespaces bool
 	Selector      string
@@ -47,17 +51,28 @@ type LocksOptions struct {
 	SortBy string
 
 	namespace string
-	filter    verdictFilter
+	// contextGiven: --context was given, which names one cluster.
+	contextGiven bool
+	filter       verdictFilter
 	// verdictSet: --verdict was given, perhaps with nothing in it.
 	verdictSet bool
 	sorter     *lockSorter
-	inspector  *inspect.Inspector
+	printer    printers.ResourcePrinter
+	clients    *clients
 	genericiooptions.IOStreams
 }
 
+// NewLocksOptions are the options with their defaults.
+func NewLocksOptions(f *factory, streams genericiooptions.IOStreams) *LocksOptions {
+	o := &LocksOptions{factory: f, IOStreams: streams, table: tableFlags{color: colorAuto}, ContextTimeout: 30 * time.Second}
+	o.print = newPrintFlags(o.tablePrinter, dedupe(append([]string{"wide", "name"}, genericclioptions.NewPrintFlags("").AllowedFormats()...))...)
+	o.print.asName = lockLeaseNames
+	return o
+}
+
 // NewCmdLocks is `kubectl captf locks`.
-func NewCmdLocks(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &LocksOptions{configFlags: flags, output: newOutputFlags(), IOStreams: streams}
+func NewCmdLocks(f *factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewLocksOptions(f, streams)
 	cmd := &cobra.Command{
 		Use:   "locks",
 		Short: "List CAPTF's state locks and whether CAPTF clears each by itself",
@@ -75,46 +90,71 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.verdictSet = cmd.Flags().Changed("verdict")
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			o.contextGiven = cmd.Flags().Changed("context")
+			return run(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List the locks in every namespace.")
-	f.StringVarP(&o.Selector, "selector", "l", "", "Label selector on the lock Leases (e.g. cluster.x-k8s.io/cluster-name=prod).")
-	f.BoolVar(&o.AllWorkspaces, "all-workspaces", false, "List every lock-tfstate-* Lease, not only workspace \"default\", the only one CAPTF uses.")
-	f.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch the locks and print each one whose verdict, holder or reason changes.")
-	f.BoolVar(&o.WatchEvents, "output-watch-events", false, "With --watch, print the event type (ADDED, MODIFIED, DELETED) of each change.")
-	f.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
-	f.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
-	f.DurationVar(&o.ContextTimeout, "context-timeout", 30*time.Second, "With --contexts or --all-contexts, how long each cluster may take.")
-	f.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
-	f.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "List the locks in every namespace.")
+	fl.StringVarP(&o.Selector, "selector", "l", "", "Label selector on the lock Leases (e.g. cluster.x-k8s.io/cluster-name=prod).")
+	fl.BoolVar(&o.AllWorkspaces, "all-workspaces", false, "List every lock-tfstate-* Lease, not only workspace \"default\", the only one CAPTF uses.")
+	fl.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch the locks and print each one whose verdict, holder or reason changes.")
+	fl.BoolVar(&o.WatchEvents, "output-watch-events", false, "With --watch, print the event type (ADDED, MODIFIED, DELETED) of each change.")
+	fl.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
+	fl.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
+	fl.DurationVar(&o.ContextTimeout, "context-timeout", o.ContextTimeout, "With --contexts or --all-contexts, how long each cluster may take.")
+	fl.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
+	fl.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
 	_ = cmd.RegisterFlagCompletionFunc("verdict", completeValues(verdictNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", completeValues(".lock.created", ".metadata.name", ".metadata.namespace", ".verdict", ".object.name", ".lock.who"))
-	o.output.addFlags(cmd)
+	o.print.addFlags(cmd)
+	o.table.addFlags(cmd)
 	return cmd
 }
 
-// Complete reads the namespace and builds the clients.
+// Complete reads the namespace and builds the clients and the printer.
+// It talks to no server.
 func (o *LocksOptions) Complete() error {
-	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
+	ns, err := o.factory.namespace()
 	if err != nil {
 		return err
 	}
 	if !o.AllNamespaces {
 		o.namespace = ns
 	}
+	if o.printer, err = o.print.ToPrinter(); err != nil {
+		return err
+	}
 	if o.multi() {
 		return nil // each context gets its own clients
 	}
-	o.inspector, err = newInspector(o.configFlags)
+	o.clients, err = o.factory.Clients()
 	return err
+}
+
+// tablePrinter is the human printer of -o "" and -o wide.
+func (o *LocksOptions) tablePrinter(wide bool) printers.ResourcePrinter {
+	return &tablePrinter{
+		opts:     tableOptions{wide: wide, noHeaders: o.table.noHeaders, namespace: o.AllNamespaces, context: o.multi(), events: o.WatchEvents},
+		colorFor: o.table.useColor,
+	}
+}
+
+// lockLeaseNames is -o name: the Lease of each lock printed.
+func lockLeaseNames(obj runtime.Object) []runtime.Object {
+	switch v := obj.(type) {
+	case *v1alpha1.LockList:
+		var out []runtime.Object
+		for _, l := range v.Items {
+			out = append(out, leaseName(l.Namespace, l.Name))
+		}
+		return out
+	case *v1alpha1.Lock:
+		return []runtime.Object{leaseName(v.Namespace, v.Name)}
+	case *metav1.WatchEvent:
+		return lockLeaseNames(v.Object.Object)
+	}
+	return nil
 }
 
 func (o *LocksOptions) multi() bool { return len(o.Contexts) > 0 || o.AllContexts }
@@ -130,7 +170,7 @@ func (o *LocksOptions) Validate() error {
 	if o.WatchEvents && !o.Watch {
 		return fmt.Errorf("--output-watch-events goes with --watch")
 	}
-	if o.multi() && o.configFlags.Context != nil && *o.configFlags.Context != "" {
+	if o.multi() && o.contextGiven {
 		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
 	}
 	var err error
@@ -143,7 +183,7 @@ func (o *LocksOptions) Validate() error {
 	if o.sorter, err = newLockSorter(o.SortBy); err != nil {
 		return err
 	}
-	return o.output.validate()
+	return o.table.validate()
 }
 
 // Run lists, classifies and prints.
@@ -157,11 +197,11 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 			return err
 		}
 	} else {
-		rep, err := o.inspector.Locks(ctx, o.scope(o.namespace))
+		rep, err := o.clients.inspector.Locks(ctx, o.scope(o.namespace))
 		if err != nil {
 			return err
 		}
-		warn(o.ErrOut, rep.Warnings)
+		warn(o.ErrOut, "", rep.Warnings)
 		for _, r := range rep.Results {
 			list.Items = append(list.Items, r.Lock())
 		}
@@ -170,7 +210,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 	if err := o.sorter.sort(list.Items); err != nil {
 		return err
 	}
-	if len(list.Items) == 0 && len(list.ContextErrors) == 0 && o.output.human() {
+	if len(list.Items) == 0 && len(list.ContextErrors) == 0 && o.print.isHuman() {
 		if o.namespace == "" || o.multi() {
 			fmt.Fprintln(o.ErrOut, "No resources found")
 		} else {
@@ -178,7 +218,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 		}
 		return nil
 	}
-	return o.output.print(o.IOStreams, list, o.AllNamespaces, o.multi())
+	return o.printer.PrintObj(list, o.Out)
 }
 
 func (o *LocksOptions) scope(namespace string) inspect.Scope {

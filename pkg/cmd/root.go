@@ -25,9 +25,11 @@ func NewCmdCaptf(streams genericiooptions.IOStreams) *cobra.Command {
 func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *requestCounter) {
 	flags := genericclioptions.NewConfigFlags(true)
 	counter := newRequestCounter()
+	var wrap func(*rest.Config) *rest.Config
 	if counter != nil {
-		flags.WrapConfigFn = counter.wrap
+		flags.WrapConfigFn, wrap = counter.wrap, counter.wrap
 	}
+	f := newFactory(flags, wrap)
 	cmd := &cobra.Command{
 		Use:   "captf",
 		Short: "See and safely clear the Terraform/OpenTofu state locks of CAPTF",
@@ -47,7 +49,7 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 	}
 	flags.AddFlags(cmd.PersistentFlags())
 	addVerbosityFlag(cmd)
-	cmd.AddCommand(NewCmdLocks(flags, streams), NewCmdExplain(flags, streams), NewCmdUnlock(flags, streams), NewCmdVersion(streams), NewCmdCompletion(streams))
+	cmd.AddCommand(NewCmdLocks(f, streams), NewCmdExplain(f, streams), NewCmdUnlock(f, streams), NewCmdVersion(streams), NewCmdCompletion(streams))
 	registerGlobalFlagCompletion(cmd, flags)
 	return cmd, counter
 }

@@ -2,28 +2,76 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/fatih/color"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 type tableOptions struct {
 	wide, noHeaders, namespace, color bool
 	// context adds a CONTEXT column first (--contexts, --all-contexts).
 	context bool
-	// event, when set, adds an EVENT column first (--output-watch-events).
-	event string
-	now   time.Time
+	// events adds an EVENT column first (--output-watch-events).
+	events bool
+	now    time.Time
 }
+
+// tableFlags are the flags of the human table: -o wide aside, which is
+// an output format.
+type tableFlags struct {
+	noHeaders bool
+	color     string
+}
+
+func (f *tableFlags) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.noHeaders, "no-headers", false, "Don't print headers (table output only).")
+	cmd.Flags().StringVar(&f.color, "color", colorAuto, "Colour the verdicts: auto (only on a terminal, NO_COLOR unset, TERM not dumb), always or never.")
+	_ = cmd.RegisterFlagCompletionFunc("color", completeValues(colorAuto, colorAlways, colorNever))
+}
+
+func (f *tableFlags) validate() error {
+	switch f.color {
+	case colorAuto, colorAlways, colorNever:
+		return nil
+	}
+	return fmt.Errorf("--color must be one of auto, always, never, not %q", f.color)
+}
+
+// useColor decides from the real writer and the flag: cli-runtime's
+// printers colour only on a terminal, with NO_COLOR unset and TERM not
+// "dumb".
+func (f *tableFlags) useColor(w io.Writer) bool {
+	switch f.color {
+	case colorAlways:
+		return true
+	case colorNever:
+		return false
+	}
+	return printers.AllowsColorOutput(w)
+}
+
+// Colour modes of --color.
+const (
+	colorAuto   = "auto"
+	colorAlways = "always"
+	colorNever  = "never"
+)
 
 // verdictColors: Stale yellow, Foreign and Unknown red, Live green.
 var verdictColors = map[v1alpha1.Verdict]color.Attribute{
@@ -33,25 +81,86 @@ var verdictColors = map[v1alpha1.Verdict]color.Attribute{
 	v1alpha1.Live:    color.FgGreen,
 }
 
-// printTable prints kubectl's way: UPPERCASE headers, left aligned, 3-space
-// gaps, no wrapping, <none> for empty. Everything the holder wrote is
-// terminal-escaped.
-func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextError, o tableOptions) error {
+// tablePrinter prints locks kubectl's way: UPPERCASE headers, left
+// aligned, 3-space gaps, no wrapping, <none> for empty. Everything the
+// holder wrote is terminal-escaped. It prints a LockList, a Lock or a
+// watch event (a row with its type under EVENT; in a watch with events,
+// the first list's rows are ADDED). It remembers the first table's column
+// widths, so that a watch's later rows line up under it, as kubectl get
+// -w's do.
+type tablePrinter struct {
+	opts     tableOptions
+	colorFor func(io.Writer) bool
+	// widths are the columns' widths once a table was printed.
+	widths []int
+}
+
+// PrintObj prints the object's rows; the header only the first time.
+func (p *tablePrinter) PrintObj(obj runtime.Object, w io.Writer) error {
+	o := p.opts
 	if o.now.IsZero() {
 		o.now = time.Now()
 	}
-	header := []string{"OBJECT", "VERDICT", "HOLDER", "OPERATION", "AGE"}
-	if o.wide {
-		header = append(header, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "RUNNER END", "REASON")
+	o.color = p.colorFor != nil && p.colorFor(w)
+	var rows [][]string
+	switch v := obj.(type) {
+	case *v1alpha1.LockList:
+		for _, l := range v.Items {
+			rows = append(rows, row(l, eventAdded, o))
+		}
+		// A context that could not be read is a marked row, not a failure.
+		for _, f := range v.ContextErrors {
+			rows = append(rows, failedContextRow(f, o))
+		}
+	case *v1alpha1.Lock:
+		rows = append(rows, row(*v, eventAdded, o))
+	case *metav1.WatchEvent:
+		l, ok := v.Object.Object.(*v1alpha1.Lock)
+		if !ok {
+			return fmt.Errorf("a lock table cannot print a %T", v.Object.Object)
+		}
+		rows = append(rows, row(*l, v.Type, o))
+	default:
+		return fmt.Errorf("a lock table cannot print a %T", obj)
 	}
+	if p.widths == nil && !o.noHeaders {
+		rows = append([][]string{header(o)}, rows...)
+	}
+	return p.render(w, rows)
+}
+
+func header(o tableOptions) []string {
+	h := []string{"OBJECT", "VERDICT", "HOLDER", "OPERATION", "AGE"}
+	if o.wide {
+		h = append(h, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "RUNNER END", "REASON")
+	}
+	return prefixed(h, o, "NAMESPACE", "CONTEXT", "EVENT")
+}
+
+// prefixed puts the optional first columns in front of cells.
+func prefixed(cells []string, o tableOptions, namespace, context, event string) []string {
 	if o.namespace {
-		header = append([]string{"NAMESPACE"}, header...)
+		cells = append([]string{namespace}, cells...)
 	}
 	if o.context {
-		header = append([]string{"CONTEXT"}, header...)
+		cells = append([]string{context}, cells...)
 	}
-	if o.event != "" {
-		header = append([]string{"EVENT"}, header...)
+	if o.events {
+		cells = append([]string{event}, cells...)
+	}
+	return cells
+}
+
+// render pads every cell to its column's width, remembered from the first
+// table, and lets tablewriter lay the rows out.
+func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
+	if p.widths == nil {
+		p.widths = make([]int, len(header(p.opts)))
+		for _, r := range rows {
+			for i, c := range r {
+				p.widths[i] = max(p.widths[i], twwidth.Width(c))
+			}
+		}
 	}
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
@@ -60,31 +169,16 @@ func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextErr
 			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
 		})),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
 	)
-	if !o.noHeaders {
-		t.Header(header)
-	}
-	for _, l := range locks {
-		if err := t.Append(row(l, o)); err != nil {
-			return err
+	for _, r := range rows {
+		padded := make([]string, len(r))
+		for i, c := range r {
+			padded[i] = c + strings.Repeat(" ", max(0, p.widths[i]-twwidth.Width(c)))
 		}
-	}
-	// A context that could not be read is a marked row, not a failure.
-	for _, f := range failed {
-		cells := make([]string, len(header))
-		for i := range cells {
-			cells[i] = "<none>"
-		}
-		cells[0], cells[1] = escape.Text(f.Context), "<error>"
-		if o.wide {
-			cells[len(cells)-1] = escape.Text(f.Error)
-		}
-		if err := t.Append(cells); err != nil {
+		if err := t.Append(padded); err != nil {
 			return err
 		}
 	}
@@ -100,10 +194,23 @@ func printTable(w io.Writer, locks []v1alpha1.Lock, failed []v1alpha1.ContextErr
 	return nil
 }
 
-func row(l v1alpha1.Lock, o tableOptions) []string {
+// failedContextRow marks a context that could not be read.
+func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
+	cells := make([]string, len(header(o)))
+	for i := range cells {
+		cells[i] = "<none>"
+	}
+	cells[0], cells[1] = escape.Text(f.Context), "<error>"
+	if o.wide {
+		cells[len(cells)-1] = escape.Text(f.Error)
+	}
+	return cells
+}
+
+func row(l v1alpha1.Lock, event string, o tableOptions) []string {
 	obj, holder, op, age, id, version := "", "", "", "", "", ""
 	if l.Object != nil {
-		obj = strings.ToLower(l.Object.Kind) + "/" + l.Object.Name
+		obj = object.TypeName(l.Object.Kind, l.Object.Name)
 	}
 	if k := l.Lock; k != nil {
 		holder, op, id, version = k.Who, shortOperation(k.Operation), k.ID, k.Version
@@ -136,16 +243,7 @@ func row(l v1alpha1.Lock, o tableOptions) []string {
 		}
 		cells = append(cells, none(escape.Text(id)), escape.Text(l.Name), none(escape.Text(version)), none(escape.Text(activeJob)), none(escape.Text(death)), escape.Text(l.Reason))
 	}
-	if o.namespace {
-		cells = append([]string{escape.Text(l.Namespace)}, cells...)
-	}
-	if o.context {
-		cells = append([]string{escape.Text(l.Context)}, cells...)
-	}
-	if o.event != "" {
-		cells = append([]string{o.event}, cells...)
-	}
-	return cells
+	return prefixed(cells, o, escape.Text(l.Namespace), escape.Text(l.Context), event)
 }
 
 // shortOperations are the runtimes' operation types, as a reader says them.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,7 +56,8 @@ func render(t *testing.T, o tableOptions) string {
 	for _, r := range fixtures() {
 		locks = append(locks, r.Lock())
 	}
-	if err := printTable(&buf, locks, nil, o); err != nil {
+	p := &tablePrinter{opts: o, colorFor: func(io.Writer) bool { return o.color }}
+	if err := p.PrintObj(&v1alpha1.LockList{Items: locks}, &buf); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

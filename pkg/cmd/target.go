@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/cli-runtime/pkg/resource"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -33,8 +31,8 @@ type target struct {
 // kind, singular, plural, group-qualified or short name of a CAPTF kind, or
 // lease/NAME for any Terraform lock Lease (which also works where CAPTF's
 // CRDs are not installed).
-func resolveTarget(flags *genericclioptions.ConfigFlags, namespace string, args []string) (*target, error) {
-	infos, err := resource.NewBuilder(flags).
+func resolveTarget(f *factory, namespace string, args []string) (*target, error) {
+	infos, err := f.builder().
 		Unstructured().
 		NamespaceParam(namespace).DefaultNamespace().
 		ResourceTypeOrNameArgs(false, args...).

@@ -2,14 +2,16 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
@@ -73,8 +75,8 @@ lock changed while unlocking, 130 interrupted.`
 
 // UnlockOptions are the options of `kubectl captf unlock`.
 type UnlockOptions struct {
-	configFlags *genericclioptions.ConfigFlags
-	printFlags  *genericclioptions.PrintFlags
+	factory *factory
+	print   *printFlags
 
 	Confirm       bool
 	Force         bool
@@ -86,47 +88,63 @@ type UnlockOptions struct {
 
 	args      []string
 	namespace string
-	target    *target
+	printer   printers.ResourcePrinter
 	unlocker  *unlock.Unlocker
+	// now is the clock of the human output.
+	now func() time.Time
 	genericiooptions.IOStreams
 }
 
+// NewUnlockOptions are the options with their defaults.
+func NewUnlockOptions(f *factory, streams genericiooptions.IOStreams) *UnlockOptions {
+	o := &UnlockOptions{factory: f, IOStreams: streams, now: time.Now}
+	o.print = newPrintFlags(func(bool) printers.ResourcePrinter { return &outcomePrinter{now: o.now} }, "json", "yaml", "name")
+	o.print.asName = func(obj runtime.Object) []runtime.Object {
+		if p, ok := obj.(*printedOutcome); ok && (p.Action == v1alpha1.ActionUnlocked || p.Action == v1alpha1.WouldUnlock) {
+			return []runtime.Object{leaseName(p.Namespace, p.Lease)}
+		}
+		return nil
+	}
+	return o
+}
+
 // NewCmdUnlock is `kubectl captf unlock`.
-func NewCmdUnlock(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	// Only -o of the print flags: the outcome is json, yaml or names.
-	o := &UnlockOptions{configFlags: flags, printFlags: genericclioptions.NewPrintFlags(""), IOStreams: streams}
+func NewCmdUnlock(f *factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewUnlockOptions(f, streams)
 	cmd := &cobra.Command{
 		Use:               "unlock (TYPE/NAME | TYPE NAME | lease/NAME | --all-stale) [--confirm]",
 		Short:             "Clear a state lock, refusing live holders and locks that changed",
 		Long:              unlockLong,
 		Example:           unlockExample,
-		ValidArgsFunction: completeTargets(flags),
+		ValidArgsFunction: completeTargets(f),
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case o.AllStale && len(args) > 0:
+				return errors.New("name a lock or give --all-stale, not both")
+			case o.AllStale:
+				return nil
+			}
+			return targetArgs("name the lock to clear (TYPE/NAME or lease/NAME), or give --all-stale")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.args, o.idGiven = args, cmd.Flags().Changed("id")
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return run(cmd.Context(), o)
 		},
 	}
-	f := cmd.Flags()
-	f.BoolVar(&o.Confirm, "confirm", false, "Write. Without it, print what would be written and write nothing.")
-	f.BoolVar(&o.Force, "force", false, "Clear a lock whose holder is one of the object's own runner pods and still alive; needs --id.")
-	f.StringVar(&o.ID, "id", "", "The current lock ID: required to clear a Live (with --force), Foreign or Unknown lock, and checked against any lock.")
-	f.BoolVar(&o.AllStale, "all-stale", false, "Clear every Stale lock in the namespace (or with -A, everywhere), and nothing else.")
-	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all-stale, every namespace.")
-	f.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+unlock.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
-	f.StringVarP(o.printFlags.OutputFormat, "output", "o", "", "Output format. One of: (json, yaml, name).")
-	_ = cmd.RegisterFlagCompletionFunc("output", completeValues("json", "yaml", "name"))
+	fl := cmd.Flags()
+	fl.BoolVar(&o.Confirm, "confirm", false, "Write. Without it, print what would be written and write nothing.")
+	fl.BoolVar(&o.Force, "force", false, "Clear a lock whose holder is one of the object's own runner pods and still alive; needs --id.")
+	fl.StringVar(&o.ID, "id", "", "The current lock ID: required to clear a Live (with --force), Foreign or Unknown lock, and checked against any lock.")
+	fl.BoolVar(&o.AllStale, "all-stale", false, "Clear every Stale lock in the namespace (or with -A, everywhere), and nothing else.")
+	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all-stale, every namespace.")
+	fl.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+unlock.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
+	o.print.addFlags(cmd)
 	return cmd
 }
 
-// Complete resolves the argument and builds the clients.
+// Complete reads the namespace and builds the clients and the printer.
 func (o *UnlockOptions) Complete() error {
-	ns, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()
+	ns, err := o.factory.namespace()
 	if err != nil {
 		return err
 	}
@@ -134,35 +152,26 @@ func (o *UnlockOptions) Complete() error {
 	if o.AllNamespaces {
 		o.namespace = ""
 	}
-	c, err := newClients(o.configFlags)
+	if o.printer, err = o.print.ToPrinter(); err != nil {
+		return err
+	}
+	c, err := o.factory.Clients()
 	if err != nil {
 		return err
 	}
-	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.inspector.Client, Dynamic: c.dynamic}
-	if len(o.args) > 0 && !o.AllStale {
-		o.target, err = resolveTarget(o.configFlags, ns, o.args)
-	}
-	return err
+	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic}
+	return nil
 }
 
 // Validate checks that the flags make one clear request.
 func (o *UnlockOptions) Validate() error {
 	switch {
-	case o.AllStale && len(o.args) > 0:
-		return fmt.Errorf("name a lock or give --all-stale, not both")
-	case !o.AllStale && len(o.args) == 0:
-		return fmt.Errorf("name the lock to clear (TYPE/NAME or lease/NAME), or give --all-stale")
 	case o.AllStale && (o.Force || o.idGiven):
-		return fmt.Errorf("--all-stale clears only Stale locks: --force and --id name one lock")
+		return errors.New("--all-stale clears only Stale locks: --force and --id name one lock")
 	case o.AllNamespaces && !o.AllStale:
-		return fmt.Errorf("-A goes with --all-stale")
+		return errors.New("-A goes with --all-stale")
 	}
-	switch f := *o.printFlags.OutputFormat; f {
-	case "", "json", "yaml", "name":
-		return nil
-	default:
-		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json, name, yaml", f)
-	}
+	return nil
 }
 
 // Run unlocks and prints. Each lock's outcome is printed as it happens,
@@ -175,19 +184,25 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		Confirm: o.Confirm, Reconcile: o.Reconcile,
 	}
 	if !o.AllStale {
-		opts.Arg = o.target.Arg
-		out, err := o.unlocker.Unlock(ctx, o.target.Namespace, o.target.Lease, opts)
+		t, err := resolveTarget(o.factory, o.namespace, o.args)
 		if err != nil {
 			return err
 		}
-		o.printOne(out, 0)
+		opts.Arg = t.Arg
+		out, err := o.unlocker.Unlock(ctx, t.Namespace, t.Lease, opts)
+		if err != nil {
+			return err
+		}
+		if err := o.printOne(out); err != nil {
+			return err
+		}
 		return o.finish([]*unlock.Outcome{out}, ctx)
 	}
 	rep, err := o.unlocker.Inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace})
 	if err != nil {
 		return err
 	}
-	warn(o.ErrOut, rep.Warnings)
+	warn(o.ErrOut, "", rep.Warnings)
 	var outcomes []*unlock.Outcome
 	for _, r := range rep.Results {
 		if r.Decision.Verdict != v1alpha1.Stale {
@@ -209,64 +224,74 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 			out = unlock.Failed(l.Namespace, l.Name, err)
 			out.Commands = []shell.Command{unlock.ExplainCommand(opts.Arg, l.Namespace)}
 		}
-		o.printOne(out, len(outcomes))
+		if err := o.printOne(out); err != nil {
+			return err
+		}
 		outcomes = append(outcomes, out)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	if len(outcomes) == 0 && *o.printFlags.OutputFormat == "" && ctx.Err() == nil {
+	if len(outcomes) == 0 && o.print.isHuman() && ctx.Err() == nil {
 		where := "in any namespace"
 		if o.namespace != "" {
 			where = "in " + o.namespace + " namespace"
 		}
 		fmt.Fprintf(o.ErrOut, "No stale locks found %s.\n", where)
 	}
-	if len(outcomes) > 0 && *o.printFlags.OutputFormat == "" {
+	if len(outcomes) > 0 && o.print.isHuman() {
 		fmt.Fprintf(o.Out, "\n%s\n", summary(outcomes, ctx.Err() != nil))
 	}
 	return o.finish(outcomes, ctx)
 }
 
-// printOne prints one outcome as it happens, in the human and name
-// formats; json and yaml print every outcome at the end, in finish.
-func (o *UnlockOptions) printOne(out *unlock.Outcome, n int) {
-	switch *o.printFlags.OutputFormat {
-	case "":
-		if n > 0 {
-			fmt.Fprintln(o.Out)
+// printedOutcome is an outcome as the printers take it: its API form,
+// which json, yaml and name print, and the outcome, which the human
+// printer reads.
+type printedOutcome struct {
+	*v1alpha1.UnlockResult
+	// Lease is the lock's Lease name, also when it does not exist.
+	Lease   string `json:"-"`
+	outcome *unlock.Outcome
+}
+
+func printable(out *unlock.Outcome) *printedOutcome {
+	r := out.API()
+	return &printedOutcome{UnlockResult: &r, Lease: out.Lease, outcome: out}
+}
+
+// streamed is true for the formats printed as each outcome happens: the
+// human one and names. json and yaml print one document at the end.
+func (o *UnlockOptions) streamed() bool { return o.print.isHuman() || o.print.format() == "name" }
+
+// printOne prints one outcome as it happens, in the streamed formats.
+func (o *UnlockOptions) printOne(out *unlock.Outcome) error {
+	if o.streamed() {
+		if err := o.printer.PrintObj(printable(out), o.Out); err != nil {
+			return err
 		}
-		o.printHuman(o.Out, out)
-	case "name":
-		if out.Action == v1alpha1.ActionUnlocked || out.Action == v1alpha1.WouldUnlock {
-			_ = printLeaseName(o.Out, out.Namespace, out.Lease)
-		}
-	}
-	if out.Action == v1alpha1.Failed && *o.printFlags.OutputFormat != "" {
+	} else if out.Action == v1alpha1.Failed {
 		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), escape.Text(out.Message))
 	}
-	warn(o.ErrOut, out.Warnings)
+	warn(o.ErrOut, "", out.Warnings)
+	return nil
 }
 
 // finish prints json or yaml (every outcome, also after a failure or
 // Ctrl-C) and turns the worst outcome into the exit code.
 func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) error {
-	if f := *o.printFlags.OutputFormat; f == "json" || f == "yaml" {
-		p, err := o.printFlags.ToPrinter()
-		if err != nil {
-			return err
-		}
+	if !o.streamed() {
+		var obj runtime.Object
 		if !o.AllStale {
-			r := outcomes[0].API()
-			err = p.PrintObj(&r, o.Out)
+			obj = printable(outcomes[0]).UnlockResult
 		} else {
 			list := v1alpha1.NewUnlockResultList()
 			for _, out := range outcomes {
 				list.Items = append(list.Items, out.API())
 			}
-			err = p.PrintObj(list, o.Out)
+			obj = list
 		}
-		if err != nil {
+		if err := o.printer.PrintObj(obj, o.Out); err != nil {
 			return err
 		}
 	}
@@ -290,10 +315,29 @@ func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) 
 	return nil
 }
 
+// outcomePrinter prints outcomes for a reader, a blank line between two.
+type outcomePrinter struct {
+	now     func() time.Time
+	printed bool
+}
+
+func (p *outcomePrinter) PrintObj(obj runtime.Object, w io.Writer) error {
+	po, ok := obj.(*printedOutcome)
+	if !ok {
+		return fmt.Errorf("an unlock printer cannot print a %T", obj)
+	}
+	if p.printed {
+		fmt.Fprintln(w)
+	}
+	p.printed = true
+	printHuman(w, po.outcome, p.now())
+	return nil
+}
+
 // printHuman prints one outcome for a reader: the lock, then what happened.
-func (o *UnlockOptions) printHuman(w io.Writer, out *unlock.Outcome) {
+func printHuman(w io.Writer, out *unlock.Outcome, now time.Time) {
 	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", escape.Text(out.Lease), escape.Text(out.Namespace))
-	r, now := out.Result, time.Now()
+	r := out.Result
 	l := r.Facts.Lease
 	if l.Name != "" {
 		obj := "<none>"

@@ -2,15 +2,17 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // Change is a lock whose verdict, holder or reason changed, or which was
@@ -20,12 +22,52 @@ type Change struct {
 	Deleted bool
 }
 
-// Watch lists the locks in scope, hands them to initial, then watches the
-// Leases and CAPTF's runner pods and calls changed for every lock whose
-// verdict, holder or reason changes, until ctx ends. client-go's informers
-// reconnect when a watch ends and relist when it expired (410 Gone); a lock
-// is re-read through Lock, the same code as every verdict.
+// Watch follows the locks in scope until ctx ends: it hands the first
+// report to initial, then calls changed for every lock whose verdict,
+// holder or reason changes.
+//
+// Nothing that happens between the first report and the watch is lost.
+// The informers on the Leases and on CAPTF's runner pods start first and
+// list; only once they have synced are the locks read, by Locks, the code
+// of every verdict. Each change the informers see after their own list is
+// queued, and handled after the first report: a change before the read is
+// in the report, a change after the informers' list is in the queue, and
+// the read comes after that list. A queued lock that looks as it did in
+// the report prints nothing.
+//
+// One goroutine handles the queue and owns what was shown; the informers'
+// handlers only queue keys. A lock is re-read through Lock, on ctx, so
+// Ctrl-C ends a re-read at once. client-go's informers reconnect when a
+// watch ends and relist when it expired (410 Gone).
 func (i *Inspector) Watch(ctx context.Context, s Scope, initial func(*Report) error, changed func(Change) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q := workqueue.NewTyped[watchKey]()
+	defer q.ShutDown()
+	go func() {
+		<-ctx.Done()
+		q.ShutDown()
+	}()
+	selected := func(sel string) informers.SharedInformerOption {
+		return informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel })
+	}
+	leases := informers.NewSharedInformerFactoryWithOptions(i.Client, 0, informers.WithNamespace(s.Namespace), selected(s.Selector))
+	pods := informers.NewSharedInformerFactoryWithOptions(i.Client, 0, informers.WithNamespace(s.Namespace), selected(LabelManaged+"=true"))
+	li, pi := leases.Coordination().V1().Leases().Informer(), pods.Core().V1().Pods().Informer()
+	if _, err := li.AddEventHandler(queueing(q, leaseKey)); err != nil {
+		return err
+	}
+	if _, err := pi.AddEventHandler(queueing(q, podKey)); err != nil {
+		return err
+	}
+	leases.Start(ctx.Done())
+	pods.Start(ctx.Done())
+	defer leases.Shutdown()
+	defer pods.Shutdown()
+	defer cancel() // before the Shutdowns, which wait for the informers
+	if !cache.WaitForCacheSync(ctx.Done(), li.HasSynced, pi.HasSynced) {
+		return nil // ended by ctx
+	}
 	rep, err := i.Locks(ctx, s)
 	if err != nil {
 		return err
@@ -33,63 +75,79 @@ func (i *Inspector) Watch(ctx context.Context, s Scope, initial func(*Report) er
 	if err := initial(rep); err != nil {
 		return err
 	}
-	// A failed re-read ends the watch: a verdict is never left stale.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w := &watcher{in: i, scope: s, last: map[string]Result{}, byHost: map[string]map[string]bool{}, changed: changed, cancel: cancel}
+	w := &watcher{in: i, scope: s, last: map[string]Result{}, byHost: map[string]map[string]bool{}, changed: changed}
 	for _, r := range rep.Results {
 		w.remember(r)
 	}
-	opts := func(sel string) informers.SharedInformerOption {
-		return informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel })
-	}
-	leases := informers.NewSharedInformerFactoryWithOptions(i.Client, 0, informers.WithNamespace(s.Namespace), opts(s.Selector))
-	pods := informers.NewSharedInformerFactoryWithOptions(i.Client, 0, informers.WithNamespace(s.Namespace), opts(LabelManaged+"=true"))
-	li, pi := leases.Coordination().V1().Leases().Informer(), pods.Core().V1().Pods().Informer()
-	ready := make(chan struct{})
-	handler := func(fn func(obj any, deleted bool)) cache.ResourceEventHandler {
-		on := func(obj any, deleted bool) {
-			select {
-			case <-ready:
-				fn(obj, deleted)
-			default: // the informers' own initial list: already printed
-			}
+	for {
+		k, shutdown := q.Get()
+		if shutdown {
+			return nil
 		}
-		return cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(obj any) { on(obj, false) },
-			UpdateFunc: func(_, obj any) { on(obj, false) },
-			DeleteFunc: func(obj any) { on(obj, true) },
+		err := w.handle(ctx, k)
+		q.Done(k)
+		if err != nil && ctx.Err() == nil {
+			return err // a verdict is never left stale
 		}
 	}
-	if _, err := li.AddEventHandler(handler(w.lease)); err != nil {
-		return err
-	}
-	if _, err := pi.AddEventHandler(handler(w.pod)); err != nil {
-		return err
-	}
-	leases.Start(ctx.Done())
-	pods.Start(ctx.Done())
-	defer leases.Shutdown()
-	defer pods.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), li.HasSynced, pi.HasSynced) {
-		return ctx.Err()
-	}
-	close(ready)
-	<-ctx.Done()
-	return w.err()
 }
 
+// watchKey is one queued change: a lock Lease, or a runner pod.
+type watchKey struct {
+	pod             bool
+	namespace, name string
+	// deleted: the informer saw the Lease go (or leave the selector).
+	deleted bool
+}
+
+func leaseKey(obj any, deleted bool) (watchKey, bool) {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || !IsLockLease(l.Name) {
+		return watchKey{}, false
+	}
+	return watchKey{namespace: l.Namespace, name: l.Name, deleted: deleted}, true
+}
+
+func podKey(obj any, _ bool) (watchKey, bool) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return watchKey{}, false
+	}
+	return watchKey{pod: true, namespace: p.Namespace, name: p.Name}, true
+}
+
+// queueing is an informer handler that queues every change after the
+// informer's own first list; that list is what the first report covers.
+func queueing(q workqueue.TypedInterface[watchKey], keyOf func(obj any, deleted bool) (watchKey, bool)) cache.ResourceEventHandler {
+	add := func(obj any, deleted bool) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if k, ok := keyOf(obj, deleted); ok {
+			q.Add(k)
+		}
+	}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initialList bool) {
+			if !initialList {
+				add(obj, false)
+			}
+		},
+		UpdateFunc: func(_, obj any) { add(obj, false) },
+		DeleteFunc: func(obj any) { add(obj, true) },
+	}
+}
+
+// watcher is what the watch has reported, owned by the goroutine that
+// handles the queue.
 type watcher struct {
 	in    *Inspector
 	scope Scope
-	mu    sync.Mutex
 	// last is each lock's last result, by namespace/name; byHost maps a
 	// holder pod (namespace/name) to the locks it holds.
-	last     map[string]Result
-	byHost   map[string]map[string]bool
-	changed  func(Change) error
-	cancel   context.CancelFunc
-	firstErr error
+	last    map[string]Result
+	byHost  map[string]map[string]bool
+	changed func(Change) error
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -107,91 +165,59 @@ func (w *watcher) remember(r Result) {
 	}
 }
 
-func (w *watcher) lease(obj any, deleted bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+// handle re-checks the locks a queued change touches.
+func (w *watcher) handle(ctx context.Context, k watchKey) error {
+	if !k.pod {
+		return w.recheck(ctx, k.namespace, k.name, k.deleted)
 	}
-	l, ok := obj.(*coordinationv1.Lease)
-	if !ok || !IsLockLease(l.Name) {
-		return
-	}
-	w.recheck(l.Namespace, l.Name, deleted)
-}
-
-func (w *watcher) pod(obj any, _ bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return
-	}
-	// Collect the Leases under the lock: recheck takes it again, and last
-	// changes under it.
-	w.mu.Lock()
-	var leases [][2]string
-	for k := range w.byHost[key(p.Namespace, p.Name)] {
-		if l := w.last[k].Facts.Lease; l.Name != "" {
-			leases = append(leases, [2]string{l.Namespace, l.Name})
+	for lk := range w.byHost[key(k.namespace, k.name)] {
+		l := w.last[lk].Facts.Lease
+		if l.Name == "" {
+			continue
+		}
+		if err := w.recheck(ctx, l.Namespace, l.Name, false); err != nil {
+			return err
 		}
 	}
-	w.mu.Unlock()
-	for _, l := range leases {
-		w.recheck(l[0], l[1], false)
-	}
+	return nil
 }
 
-// recheck re-reads one lock and reports it when what a reader sees changed.
-func (w *watcher) recheck(ns, name string, deleted bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// recheck re-reads one lock and reports it when what a reader sees
+// changed; a lock that is gone is reported deleted.
+func (w *watcher) recheck(ctx context.Context, ns, name string, deleted bool) error {
 	k := key(ns, name)
 	prev, known := w.last[k]
-	if deleted {
-		if known {
-			delete(w.last, k)
-			w.report(Change{Result: prev, Deleted: true})
+	var r *Result
+	if !deleted {
+		var err error
+		r, _, err = w.in.Lock(ctx, ns, name)
+		var none *NoLeaseError
+		switch {
+		case errors.As(err, &none):
+			deleted = true
+		case err != nil:
+			return fmt.Errorf("re-reading %s/%s: %w", ns, name, err)
 		}
-		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	r, _, err := w.in.Lock(ctx, ns, name)
-	if err != nil {
-		w.fail(fmt.Errorf("re-reading %s/%s: %w", ns, name, err))
-		return
+	if deleted {
+		if !known {
+			return nil
+		}
+		delete(w.last, k)
+		return w.changed(Change{Result: prev, Deleted: true})
 	}
-	if p := r.Facts.Lease; !w.scope.AllWorkspaces && p.Workspace != "default" {
-		return
+	if !w.scope.AllWorkspaces && r.Facts.Lease.Workspace != object.DefaultWorkspace {
+		return nil
 	}
 	if known && same(prev, *r) {
-		return
+		return nil
 	}
 	w.remember(*r)
-	w.report(Change{Result: *r})
+	return w.changed(Change{Result: *r})
 }
 
 // same is true when a reader would see no difference.
 func same(a, b Result) bool {
 	return a.Decision.Verdict == b.Decision.Verdict && a.Decision.Reason == b.Decision.Reason &&
 		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.ActiveJob.name() == b.ActiveJob.name()
-}
-
-func (w *watcher) report(c Change) {
-	if err := w.changed(c); err != nil {
-		w.fail(err)
-	}
-}
-
-func (w *watcher) fail(err error) {
-	if w.firstErr == nil {
-		w.firstErr = err
-		w.cancel()
-	}
-}
-
-func (w *watcher) err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.firstErr
 }

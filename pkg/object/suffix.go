@@ -17,7 +17,10 @@ type Ref struct {
 func (r Ref) Suffix() string { return StateSuffix(r.Namespace, r.Kind, r.Name) }
 
 // String is kubectl's TYPE/NAME form, for example "terraformcluster/demo".
-func (r Ref) String() string { return strings.ToLower(r.Kind.Name) + "/" + r.Name }
+func (r Ref) String() string { return TypeName(r.Kind.Name, r.Name) }
+
+// TypeName is kubectl's TYPE/NAME for an object of a kind: "terraformcluster/demo".
+func TypeName(kind, name string) string { return strings.ToLower(kind) + "/" + name }
 
 // StateSuffix is CAPTF's secret_suffix for an object: the first 16 hex
 // characters of sha256("<namespace>/<Kind>/<name>"), a dash and the kind

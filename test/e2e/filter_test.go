@@ -3,10 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"sort"
@@ -254,31 +250,7 @@ func TestLocksSortBy(t *testing.T) {
 // watchWith starts `locks -w -o json --output-watch-events` with more flags.
 func watchWith(t *testing.T, ns string, args ...string) (<-chan event, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfigIn(t, ns), "locks", "-w", "-o", "json", "--output-watch-events"}, args...)...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	events := make(chan event, 16)
-	go func() {
-		defer close(events)
-		dec := json.NewDecoder(bufio.NewReader(out))
-		for {
-			var e event
-			if err := dec.Decode(&e); err != nil {
-				if err != io.EOF && !errors.Is(err, os.ErrClosed) {
-					t.Logf("decoding the watch: %v", err)
-				}
-				return
-			}
-			events <- e
-		}
-	}()
-	return events, cmd
+	return watchVia(t, kubeconfigIn(t, ns), args...)
 }
 
 // With -w, --sort-by orders the first list, and --verdict turns a lock
@@ -331,7 +303,7 @@ func TestLocksWatchFilterAndSort(t *testing.T) {
 	if e := next(t, events, "the initial list"); e.Type != "ADDED" || e.Object.Object.Name != "demo" || e.Object.Verdict != v1alpha1.Live {
 		t.Fatalf("initial: %s %s %s", e.Type, e.Object.Name, e.Object.Verdict)
 	}
-	time.Sleep(2 * time.Second) // let the informers sync before the change
+	// The first list is printed once the watch is in place: no wait.
 
 	// demo's runner fails: Live -> Stale leaves the filter: DELETED, as last shown.
 	pod, err = admin.Kube.CoreV1().Pods(ns).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -363,7 +335,7 @@ func TestLocksWatchFilterAndSort(t *testing.T) {
 	if _, err := admin.Kube.CoordinationV1().Leases(ns).Update(ctx, dbLease, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// Both changes reach the watch in order, through one informer.
 	lease := object.LockLeaseName("default", web.Suffix())
 	if err := admin.Kube.CoordinationV1().Leases(ns).Delete(ctx, lease, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -2,13 +2,17 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,11 +29,13 @@ type event struct {
 	Object v1alpha1.Lock `json:"object"`
 }
 
-// watchEvents starts `locks -w -o json --output-watch-events` and streams
-// its events.
-func watchEvents(t *testing.T, ns string) (<-chan event, *exec.Cmd) {
+// watchVia starts `locks -w -o json --output-watch-events` with more
+// flags, through a kubeconfig, and streams its events.
+func watchVia(t *testing.T, kubeconfig string, args ...string) (<-chan event, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(plugin, "--kubeconfig", kubeconfigIn(t, ns), "locks", "-w", "-o", "json", "--output-watch-events")
+	cmd := exec.Command(plugin, append([]string{"--kubeconfig", kubeconfig, "locks", "-w", "-o", "json", "--output-watch-events"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -92,12 +98,12 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, cmd := watchEvents(t, ns)
+	events, cmd := watchWith(t, ns)
 	if e := next(t, events, "the initial list"); e.Type != "ADDED" || e.Object.Verdict != v1alpha1.Live {
 		t.Fatalf("initial: %s %s", e.Type, e.Object.Verdict)
 	}
 
-	time.Sleep(2 * time.Second) // let the informers sync before the change
+	// The first list is printed once the watch is in place: no wait.
 	p, err = admin.Kube.CoreV1().Pods(ns).Get(ctx, host, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,8 @@ func TestWatch(t *testing.T) {
 	if err := bed.RestartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// Whether the change lands before or after the informers reconnect,
+	// their relist or their new watch brings it.
 	if out, err := tf.Run(ctx, dir, "force-unlock", "-force", id); err != nil {
 		t.Fatalf("terraform force-unlock: %v\n%s", err, out)
 	}
@@ -125,4 +132,132 @@ func TestWatch(t *testing.T) {
 	if code := interrupt(t, cmd); code != 130 {
 		t.Errorf("exit %d after Ctrl-C", code)
 	}
+}
+
+// lockList is the test's own answer to the plugin's list of the Leases:
+// the real list, read as admin, encoded as the server would.
+func lockList(ctx context.Context, w http.ResponseWriter, ns string) error {
+	list, err := admin.Kube.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	list.APIVersion, list.Kind = "coordination.k8s.io/v1", "LeaseList"
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(list)
+}
+
+// firstRead is true for the plugin's own list of the Leases, as opposed
+// to its informer's (which lists from the watch cache, resourceVersion=0)
+// and its watch.
+func firstRead(r *http.Request) bool {
+	q := r.URL.Query()
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/leases") && q.Get("watch") == "" && q.Get("resourceVersion") != "0"
+}
+
+// A lock that changes after the watch's first read, before its first
+// event, is shown changed: the read is answered, then the lock is
+// released, all before the plugin prints anything; the watch must then
+// print it MODIFIED, Unlocked. No sleep: the proxy acts at that exact point.
+func TestWatchSeesChangeAfterFirstRead(t *testing.T) {
+	ctx := context.Background()
+	ns := "watchgap"
+	r := newObject(t, ns, object.TerraformMachine, "db")
+	id := "11111111-2222-3333-4444-555555555555"
+	info := testbed.LockInfo(id, "root@workstation", time.Now())
+	if _, err := admin.LockLease(ctx, ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
+		t.Fatal(err)
+	}
+	name := object.LockLeaseName("default", r.Suffix())
+	var once sync.Once
+	kc := newProxy(t, ns, func(w http.ResponseWriter, req *http.Request, _ int) bool {
+		if !firstRead(req) {
+			return false
+		}
+		answered := false
+		once.Do(func() {
+			answered = true
+			if err := lockList(req.Context(), w, ns); err != nil {
+				t.Errorf("answering the first read: %v", err)
+				return
+			}
+			l, err := admin.Kube.CoordinationV1().Leases(ns).Get(req.Context(), name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("reading the lock: %v", err)
+				return
+			}
+			l.Spec.HolderIdentity = nil
+			delete(l.Annotations, "app.terraform.io/lock-info")
+			if _, err := admin.Kube.CoordinationV1().Leases(ns).Update(req.Context(), l, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("releasing the lock: %v", err)
+			}
+		})
+		return answered
+	})
+	events, cmd := watchVia(t, kc)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stderr: %s", cmd.Stderr)
+		}
+	})
+	if e := next(t, events, "the first list"); e.Type != "ADDED" || e.Object.Verdict != v1alpha1.Foreign {
+		t.Fatalf("first list: %s %s, want ADDED Foreign (the lock as first read)", e.Type, e.Object.Verdict)
+	}
+	if e := next(t, events, "the release after the first read"); e.Type != "MODIFIED" || e.Object.Verdict != v1alpha1.Unlocked || e.Object.Name != name {
+		t.Fatalf("after the release: %s %s %s, want MODIFIED Unlocked", e.Type, e.Object.Name, e.Object.Verdict)
+	}
+	if code := interrupt(t, cmd); code != 130 {
+		t.Errorf("exit %d after Ctrl-C", code)
+	}
+}
+
+// Ctrl-C while a lock is being re-read ends the watch at once, without
+// waiting for the read: the proxy holds the re-read until the test ends,
+// so a plugin that waited behind it would still be running at interrupt's
+// bound.
+func TestWatchCtrlCDuringRecheck(t *testing.T) {
+	ctx := context.Background()
+	ns := "watchctrlc"
+	r := newObject(t, ns, object.TerraformMachine, "db")
+	id := "11111111-2222-3333-4444-666666666666"
+	info := testbed.LockInfo(id, "root@workstation", time.Now())
+	if _, err := admin.LockLease(ctx, ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
+		t.Fatal(err)
+	}
+	name := object.LockLeaseName("default", r.Suffix())
+	held, release := make(chan struct{}), make(chan struct{})
+	var armed atomic.Bool
+	var once sync.Once
+	kc := newProxy(t, ns, func(w http.ResponseWriter, req *http.Request, _ int) bool {
+		if !armed.Load() || req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/leases/"+name) {
+			return false
+		}
+		once.Do(func() { close(held) })
+		<-release
+		http.Error(w, "released", http.StatusServiceUnavailable)
+		return true
+	})
+	t.Cleanup(func() { close(release) })
+	events, cmd := watchVia(t, kc)
+	if e := next(t, events, "the first list"); e.Type != "ADDED" {
+		t.Fatalf("first list: %s", e.Type)
+	}
+	armed.Store(true)
+	l, err := admin.Kube.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Labels["touched"] = "yes"
+	if _, err := admin.Kube.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the watch did not re-read the changed lock in 60 s")
+	}
+	start := time.Now()
+	if code := interrupt(t, cmd); code != 130 {
+		t.Errorf("exit %d after Ctrl-C", code)
+	}
+	t.Logf("Ctrl-C during a re-read: ended in %s", time.Since(start).Round(time.Millisecond))
 }

@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// printFlags are one command's -o: cli-runtime's PrintFlags serve json,
+// yaml, name, jsonpath and go-template, and the command's own printer
+// serves its human output (the default and, for locks, wide). Every
+// command prints through the printer ToPrinter returns, and through
+// nothing else.
+type printFlags struct {
+	*genericclioptions.PrintFlags
+	// formats are the -o values the command takes, besides the default.
+	formats []string
+	// human is the command's printer for a reader; wide is -o wide.
+	human func(wide bool) printers.ResourcePrinter
+	// asName turns an object into what -o name names: Leases, as
+	// `kubectl get leases -o name` prints them, so that the names feed
+	// kubectl and kubectl captf alike.
+	asName func(runtime.Object) []runtime.Object
+}
+
+func newPrintFlags(human func(wide bool) printers.ResourcePrinter, formats ...string) *printFlags {
+	return &printFlags{PrintFlags: genericclioptions.NewPrintFlags(""), formats: formats, human: human}
+}
+
+// addFlags adds -o with the command's formats, and their completion; a
+// command that offers templates also gets cli-runtime's template flags.
+func (f *printFlags) addFlags(cmd *cobra.Command) {
+	usage := "Output format. One of: (" + strings.Join(f.formats, ", ") + ")."
+	if slices.Contains(f.formats, "jsonpath") {
+		f.PrintFlags.AddFlags(cmd)
+		cmd.Flags().Lookup("output").Usage = usage
+	} else {
+		cmd.Flags().StringVarP(f.OutputFormat, "output", "o", "", usage)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", completeValues(f.formats...))
+}
+
+func (f *printFlags) format() string { return *f.OutputFormat }
+
+// isHuman is true for the output meant for a reader, where an empty
+// result is said on stderr.
+func (f *printFlags) isHuman() bool { return f.format() == "" || f.format() == "wide" }
+
+// ToPrinter returns the printer of the chosen format. It does no I/O, so
+// Validate can call it.
+func (f *printFlags) ToPrinter() (printers.ResourcePrinter, error) {
+	format := f.format()
+	if format != "" && !slices.Contains(f.formats, format) && !f.template(format) {
+		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", format, strings.Join(slices.Sorted(slices.Values(f.formats)), ", "))
+	}
+	if f.isHuman() {
+		return f.human(format == "wide"), nil
+	}
+	p, err := f.PrintFlags.ToPrinter()
+	if err != nil {
+		return nil, err
+	}
+	if format == "name" {
+		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
+			for _, o := range f.asName(obj) {
+				if err := p.PrintObj(o, w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil
+	}
+	return p, nil
+}
+
+// template is true for a jsonpath or go-template format ("jsonpath=...")
+// when the command offers that kind of template.
+func (f *printFlags) template(format string) bool {
+	kind, _, ok := strings.Cut(format, "=")
+	return ok && slices.Contains(f.formats, kind)
+}
+
+// leaseName is what -o name prints for a lock: its Lease.
+func leaseName(namespace, name string) runtime.Object {
+	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	m.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("Lease"))
+	return m
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
