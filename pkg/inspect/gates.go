@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -26,15 +24,15 @@ func needsGate(f Facts) bool {
 }
 
 // gateGets is how many owners are read by name at most; beyond it, one
-// list of each kind they are of is cheaper, so the gates cost at most
-// three requests.
+// list of each kind in full is cheaper, so the gates cost at most three
+// requests.
 const gateGets = 3
 
 // readGates reads the gates of every owner that needsGate, in full (spec
 // and status): by name up to gateGets of them, concurrently, beyond that
-// one list of each of their kinds in scope, so requests stay constant in
-// the number of locks. A read that fails leaves the gate unknown (nil), which the
-// verdict's reason states; it returns one warning for it.
+// in one list of each of their kinds in scope, so requests stay constant in
+// the number of locks. A read that fails leaves the gate unknown (nil),
+// which the verdict's reason states; it returns one warning for it.
 func (i *Inspector) readGates(ctx context.Context, namespace string, facts []Facts) []string {
 	var need []*Facts
 	for n := range facts {
@@ -45,50 +43,52 @@ func (i *Inspector) readGates(ctx context.Context, namespace string, facts []Fac
 	if len(need) == 0 || i.Dynamic == nil {
 		return nil
 	}
-	errs := make([]error, len(need))
-	if len(need) <= gateGets {
-		var wg sync.WaitGroup
-		for n, f := range need {
-			wg.Go(func() {
-				r := f.Owner.Ref
-				u, err := i.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
-				if err != nil {
-					errs[n] = readError("get", r.Kind.Resource+"."+object.Group, r.Namespace, err)
-					return
-				}
-				g := jobgate.Of(r.Kind.Name, u)
-				f.Gate = &g
-			})
+	if len(need) > gateGets {
+		want := map[string]bool{}
+		for _, f := range need {
+			want[f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix()] = true
 		}
-		wg.Wait()
-		return gateWarning(errs)
+		c := &clusterContext{owners: newOwners(nil)}
+		for _, k := range object.Kinds {
+			if slices.ContainsFunc(need, func(f *Facts) bool { return f.Owner.Ref.Kind == k }) {
+				l := i.listObjectsFull(ctx, k, namespace, want)
+				c.owners.kinds[k.Name] = l
+			}
+		}
+		return c.listedGates(facts)
 	}
-	for n, k := range object.Kinds {
-		if !slices.ContainsFunc(need, func(f *Facts) bool { return f.Owner.Ref.Kind == k }) {
+	errs := make([]error, len(need))
+	var wg sync.WaitGroup
+	for n, f := range need {
+		wg.Go(func() {
+			r := f.Owner.Ref
+			u, err := i.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+			if err != nil {
+				errs[n] = readError("get", r.Kind.Resource+"."+object.Group, r.Namespace, err)
+				return
+			}
+			g := jobgate.Of(r.Kind.Name, u)
+			f.Gate = &g
+		})
+	}
+	wg.Wait()
+	return gateWarning(errs)
+}
+
+// listedGates sets the gates of every owner that needsGate from the full
+// lists of the kinds, which read them as they went.
+func (c *clusterContext) listedGates(facts []Facts) []string {
+	var errs []error
+	for n := range facts {
+		f := &facts[n]
+		if !needsGate(*f) {
 			continue
 		}
-		byName := map[string]*unstructured.Unstructured{}
-		res := i.Dynamic.Resource(k.GVR()).Namespace(namespace)
-		err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return res.List(ctx, o)
-		}, metav1.ListOptions{}, func(o runtime.Object) error {
-			u := o.(*unstructured.Unstructured)
-			byName[u.GetNamespace()+"/"+u.GetName()] = u
-			return nil
-		})
-		for _, f := range need {
-			r := f.Owner.Ref
-			if r.Kind != k {
-				continue
-			}
-			if err != nil {
-				errs[n] = readError("list", k.Resource+"."+object.Group, namespace, err)
-				continue
-			}
-			if u := byName[r.Namespace+"/"+r.Name]; u != nil {
-				g := jobgate.Of(k.Name, u)
-				f.Gate = &g
-			}
+		l := c.owners.kinds[f.Owner.Ref.Kind.Name]
+		if g, ok := l.gates[f.Owner.Ref]; ok {
+			f.Gate = &g
+		} else if l.err != nil {
+			errs = append(errs, l.err)
 		}
 	}
 	return gateWarning(errs)

@@ -15,6 +15,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
 // Inspector reads locks from one cluster.
@@ -26,7 +27,7 @@ type Inspector struct {
 	// Dynamic reads in full the owners of stale locks, whose gates decide
 	// whether CAPTF will clear them; without it those gates are unknown.
 	Dynamic dynamic.Interface
-	// PageSize for every list; DefaultPageSize when 0.
+	// PageSize for every list; DefaultPageSize when 0, none when negative.
 	PageSize int64
 }
 
@@ -66,26 +67,49 @@ type Report struct {
 }
 
 // Locks reads every lock Lease in scope and classifies it. Its requests do
-// not grow with the number of Leases: one paged list each of Leases, the
-// three CAPTF kinds, runner Jobs and runner pods, plus one GET per own-pod
-// holder that the pod list did not return.
+// not grow with the number of Leases: one list (of pages) each of Leases,
+// the three CAPTF kinds, runner Jobs and pods, and at most holderGets GETs
+// of holder pods and gateGets GETs of owners.
+//
+// The lists overlap: the Jobs list starts with the first lock the Leases
+// list returns, the pod list with the first holder that names a host; the
+// CAPTF kinds, which are listed in full when the gates of many owners may
+// be needed, start when the Leases are all read, since which objects'
+// gates to read depends on them.
 func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
-	leases, err := i.listLeases(ctx, s)
+	ctx, cancel := context.WithCancel(ctx)
+	r := &reads{in: i, ctx: ctx, namespace: s.Namespace}
+	defer func() { cancel(); r.wg.Wait() }()
+	owned := 0
+	parsed, err := i.listLeases(ctx, s, func(l Lease) {
+		r.startJobs()
+		if names(l) {
+			r.startPods(false)
+		}
+		if maybeOwnPod(l) {
+			if owned++; owned > holderGets {
+				r.startPods(true)
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
-	}
-	var parsed []Lease
-	for _, l := range leases {
-		p := ParseLease(l)
-		if s.AllWorkspaces || p.Workspace == object.DefaultWorkspace {
-			parsed = append(parsed, p)
-		}
 	}
 	rep := &Report{}
 	if len(parsed) == 0 {
 		return rep, nil
 	}
-	c, err := i.readContext(ctx, s.Namespace, needsPods(parsed))
+	want := map[string]bool{}
+	for _, l := range parsed {
+		if maybeOwnPod(l) {
+			want[l.Namespace+"/"+l.Suffix] = true
+		}
+	}
+	if len(want) <= gateGets || i.Dynamic == nil {
+		want = nil
+	}
+	r.startKinds(want)
+	c, err := r.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -94,49 +118,145 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	for n, l := range parsed {
 		facts[n] = c.facts(l)
 	}
-	if err := i.readHolderPods(ctx, s.Namespace, facts); err != nil {
+	if err := i.readHolderPods(ctx, s.Namespace, facts, c.all); err != nil {
 		return nil, err
 	}
-	rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, facts)...)
-	for _, f := range facts {
-		rep.Results = append(rep.Results, c.result(f))
+	if want != nil {
+		rep.Warnings = append(rep.Warnings, c.listedGates(facts)...)
+	} else {
+		rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, facts)...)
+	}
+	rep.Results = make([]Result, len(facts))
+	for n, f := range facts {
+		rep.Results[n] = c.result(f)
 	}
 	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
 	return rep, nil
 }
 
-// clusterContext is what the lists around the Leases gave.
-type clusterContext struct {
-	owners   *owners
-	jobs     []*batchv1.Job
-	jobsErr  error
-	pods     map[string]*Pod
-	warnings []string
+// names is true when a lock names a host, so its pod may matter.
+func names(l Lease) bool { return l.Held && l.Info != nil && l.HostErr == nil }
+
+// maybeOwnPod is true when a lock's host may be a pod of its owner's own
+// runner Jobs (OwnPodHost, before the owner is known): the locks whose
+// pods are read by name and whose owners' gates may be needed.
+func maybeOwnPod(l Lease) bool {
+	if !names(l) || l.ID == "" {
+		return false
+	}
+	_, err := runner.ParsePodName(l.Host)
+	return err == nil
 }
 
-// readContext runs the lists the verdicts need, concurrently: they are
-// independent, and a big cluster pays for them in wall time.
-func (i *Inspector) readContext(ctx context.Context, namespace string, pods bool) (*clusterContext, error) {
-	c := &clusterContext{}
-	kinds := make([]kindList, len(object.Kinds))
-	var podsErr error
-	var wg sync.WaitGroup
+// clusterContext is what the lists around the Leases gave.
+type clusterContext struct {
+	owners  *owners
+	jobs    []*batchv1.Job
+	jobsErr error
+	// pods are the pods CAPTF labels, as the labelled list returns them;
+	// all, when the whole pod list was read, every pod that may be a
+	// holder, by namespace/name.
+	pods, all map[string]*Pod
+	warnings  []string
+}
+
+// reads are the lists around the Leases, each started at most once, as
+// soon as it is known to be needed, and run concurrently: they are
+// independent, and a big cluster pays for them in wall time. The start
+// methods are called from one goroutine; wait collects the lists.
+type reads struct {
+	in        *Inspector
+	ctx       context.Context
+	namespace string
+	wg        sync.WaitGroup
+
+	jobsStarted bool
+	jobs        []*batchv1.Job
+	jobsErr     error
+
+	pods *podRead
+
+	kinds []kindList
+}
+
+// podRead is one pod list: the labelled list of runner pods, or the whole
+// list, which replaces it when many holders are to be read.
+type podRead struct {
+	full    bool
+	cancel  context.CancelFunc
+	entries map[string]podEntry
+	err     error
+}
+
+func (r *reads) startJobs() {
+	if r.jobsStarted {
+		return
+	}
+	r.jobsStarted = true
+	r.wg.Go(func() { r.jobs, r.jobsErr = r.in.listJobs(r.ctx, r.namespace) })
+}
+
+// startPods starts the labelled pod list, or the whole one (full), which
+// cancels a labelled one already running: its pods are among the whole
+// list's.
+func (r *reads) startPods(full bool) {
+	if r.pods != nil && (r.pods.full || !full) {
+		return
+	}
+	if r.pods != nil {
+		r.pods.cancel()
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	p := &podRead{full: full, cancel: cancel}
+	r.pods = p
+	selector := LabelManaged + "=true"
+	if full {
+		selector = ""
+	}
+	r.wg.Go(func() { p.entries, p.err = r.in.listPods(ctx, r.namespace, selector) })
+}
+
+// startKinds lists the CAPTF kinds: by metadata, or in full with the gates
+// of the objects of want ("<namespace>/<suffix>") when want is not nil.
+func (r *reads) startKinds(want map[string]bool) {
+	r.kinds = make([]kindList, len(object.Kinds))
 	for n, k := range object.Kinds {
-		wg.Go(func() { kinds[n] = i.listObjects(ctx, k, namespace) })
+		r.wg.Go(func() {
+			if want != nil {
+				r.kinds[n] = r.in.listObjectsFull(r.ctx, k, r.namespace, want)
+			} else {
+				r.kinds[n] = r.in.listObjects(r.ctx, k, r.namespace)
+			}
+		})
 	}
-	wg.Go(func() { c.jobs, c.jobsErr = i.listJobs(ctx, namespace) })
-	if pods {
-		wg.Go(func() { c.pods, podsErr = i.listRunnerPods(ctx, namespace) })
+}
+
+// wait waits for every list started and gathers them.
+func (r *reads) wait() (*clusterContext, error) {
+	r.wg.Wait()
+	if p := r.pods; p != nil {
+		if p.err != nil {
+			return nil, fmt.Errorf("%w; without pods no verdict can be given", p.err)
+		}
 	}
-	wg.Wait()
-	if podsErr != nil {
-		return nil, fmt.Errorf("%w; without pods no verdict can be given", podsErr)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := r.ctx.Err(); err != nil {
 		return nil, err
 	}
-	c.owners = newOwners(kinds)
-	for _, k := range kinds {
+	c := &clusterContext{owners: newOwners(r.kinds), jobs: r.jobs, jobsErr: r.jobsErr, pods: map[string]*Pod{}}
+	if p := r.pods; p != nil {
+		if p.full {
+			c.all = map[string]*Pod{}
+		}
+		for key, e := range p.entries {
+			if e.managed {
+				c.pods[key] = e.pod
+			}
+			if c.all != nil {
+				c.all[key] = e.pod
+			}
+		}
+	}
+	for _, k := range r.kinds {
 		if k.err != nil {
 			c.warnings = append(c.warnings, k.err.Error()+"; its objects are shown as unreadable")
 		}
@@ -147,24 +267,23 @@ func (i *Inspector) readContext(ctx context.Context, namespace string, pods bool
 	return c, nil
 }
 
-// needsPods is true when some lock names a host, so its pod may matter.
-func needsPods(ls []Lease) bool {
-	for _, l := range ls {
-		if l.Held && l.Info != nil && l.HostErr == nil {
-			return true
-		}
-	}
-	return false
+// readContext runs the lists around one lock: the CAPTF kinds by metadata
+// and the Jobs.
+func (i *Inspector) readContext(ctx context.Context, namespace string) (*clusterContext, error) {
+	r := &reads{in: i, ctx: ctx, namespace: namespace}
+	r.startJobs()
+	r.startKinds(nil)
+	return r.wait()
 }
 
 // facts gathers one lock's facts from the lists: its owner, and the pod
-// its host names when the pod list returned it.
+// its host names when the labelled pod list returned it.
 func (c *clusterContext) facts(l Lease) Facts {
 	f := Facts{Lease: l}
 	var warnings []string
 	f.Owner, f.NoOwnerWhy, warnings = c.owners.resolve(l)
 	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)
-	if l.Held && l.Info != nil && l.HostErr == nil {
+	if names(l) {
 		f.Pod = c.pods[l.Namespace+"/"+l.Host]
 	}
 	return f
@@ -177,21 +296,28 @@ const holderGets = 16
 // readHolderPods settles every own-pod holder that the labelled pod list
 // did not return: a pod missing from a label-filtered list may still exist.
 // Only a read by name, as the controller does, or a full read of the pods
-// proves it gone. Up to holderGets of them are read by name, concurrently;
-// more (a cluster with many stale locks) take one unfiltered, paged list
-// of the pods in scope, so the requests do not grow with the locks.
-func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts []Facts) error {
+// proves it gone. all, when the whole pod list was read, settles them all;
+// else up to holderGets of them are read by name, concurrently, and more
+// take one unfiltered list of the pods in scope, so the requests do not
+// grow with the locks.
+func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts []Facts, all map[string]*Pod) error {
 	var missing []*Facts
 	for n := range facts {
 		if _, own := OwnPodHost(facts[n].Lease, facts[n].Owner); own && facts[n].Pod == nil {
 			missing = append(missing, &facts[n])
 		}
 	}
-	if len(missing) > holderGets {
-		all, err := i.listPods(ctx, namespace, "")
+	if all == nil && len(missing) > holderGets {
+		entries, err := i.listPods(ctx, namespace, "")
 		if err != nil {
 			return fmt.Errorf("%w; without it the holders of %d locks cannot be told live or stale", err, len(missing))
 		}
+		all = map[string]*Pod{}
+		for key, e := range entries {
+			all[key] = e.pod
+		}
+	}
+	if all != nil {
 		for _, f := range missing {
 			if f.Pod = all[f.Lease.Namespace+"/"+f.Lease.Host]; f.Pod == nil {
 				f.Pod = missingPod(f.Lease.Host)
@@ -200,12 +326,9 @@ func (i *Inspector) readHolderPods(ctx context.Context, namespace string, facts 
 		return nil
 	}
 	errs := make([]error, len(missing))
-	sem := make(chan struct{}, holderGets)
 	var wg sync.WaitGroup
 	for n, f := range missing {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			l := f.Lease
 			p, err := i.getPod(ctx, l.Namespace, l.Host)
 			if err != nil {

@@ -37,7 +37,7 @@ func (i *Inspector) Lock(ctx context.Context, namespace, name string, known ...*
 	if err != nil {
 		return nil, nil, readError("get", "leases", namespace, err)
 	}
-	c, err := i.readContext(ctx, namespace, false)
+	c, err := i.readContext(ctx, namespace)
 	if err != nil {
 		return nil, nil, err
 	}

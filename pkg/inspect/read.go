@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -9,44 +10,101 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/pager"
 
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
-// DefaultPageSize is kubectl's chunk size.
-const DefaultPageSize = 500
+// DefaultPageSize is the number of items of each list page: none, one
+// unpaged list. The stream reads a list of any size in constant memory, so
+// pages would only save the server work, and they cost it more: measured
+// on the benchmark's cluster (docs/benchmarks.md), pages of 500 (kubectl's
+// chunk size) took up to 3.5 times as long as one list, since the API
+// server answers a list without a continue token from its watch cache.
+const DefaultPageSize = -1
 
-// each lists through client-go's pager, page by page, so a large list
-// never has to be held twice and an expired continue token falls back to a
-// full list as kubectl does.
+// each lists through client-go's pager: the path of clients that cannot
+// stream (the fake clientsets of the unit tests, and the metadata client).
 func (i *Inspector) each(ctx context.Context, list func(context.Context, metav1.ListOptions) (runtime.Object, error), opts metav1.ListOptions, fn func(runtime.Object) error) error {
 	p := pager.New(pager.ListPageFunc(list))
-	p.PageSize = i.pageSize()
+	p.PageSize = max(i.pageSize(), 0)
 	return p.EachListItem(ctx, opts, fn)
 }
 
+// pageSize is PageSize, DefaultPageSize when 0; negative means one
+// unpaged list.
 func (i *Inspector) pageSize() int64 {
-	if i.PageSize > 0 {
+	if i.PageSize != 0 {
 		return i.PageSize
 	}
 	return DefaultPageSize
 }
 
-// listLeases returns the lock Leases in scope.
-func (i *Inspector) listLeases(ctx context.Context, s Scope) ([]*coordinationv1.Lease, error) {
-	var out []*coordinationv1.Lease
-	leases := i.Client.CoordinationV1().Leases(s.Namespace)
-	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return leases.List(ctx, o)
-	}, metav1.ListOptions{LabelSelector: s.Selector}, func(o runtime.Object) error {
-		if l := o.(*coordinationv1.Lease); IsLockLease(l.Name) {
-			out = append(out, l)
+// restClient is the typed client's REST client, which asks for protobuf:
+// every list streams through it. It is nil for a fake clientset, whose
+// lists go through the typed client instead.
+func (i *Inspector) restClient() rest.Interface {
+	if rc, ok := i.Client.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
+		return rc
+	}
+	return nil
+}
+
+// protoObject is a built-in type's object, which decodes from protobuf.
+type protoObject[T any] interface {
+	*T
+	runtime.Object
+	Unmarshal([]byte) error
+}
+
+// eachTyped lists a built-in resource, handing each item to fn, decoded
+// into a fresh object of its own. fallback is the typed client's List, for
+// a client that cannot stream.
+func eachTyped[T any, P protoObject[T]](ctx context.Context, i *Inspector, p listPath, selector string, restart func(),
+	fallback func(context.Context, metav1.ListOptions) (runtime.Object, error), fn func(P) error) error {
+	rc := i.restClient()
+	if rc == nil {
+		return i.each(ctx, fallback, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error { return fn(o.(P)) })
+	}
+	return i.stream(ctx, rc, p, selector, restart, func(b []byte, proto bool) error {
+		obj := P(new(T))
+		var err error
+		if proto {
+			err = obj.Unmarshal(b)
+		} else {
+			err = json.Unmarshal(b, obj)
 		}
-		return nil
+		if err != nil {
+			return fmt.Errorf("decoding a %s list item: %w", p.resource, err)
+		}
+		return fn(obj)
 	})
+}
+
+// listLeases returns the lock Leases in scope, parsed, calling found for
+// each as it is read, so that the lists it calls for start at once.
+func (i *Inspector) listLeases(ctx context.Context, s Scope, found func(Lease)) ([]Lease, error) {
+	var out []Lease
+	leases := i.Client.CoordinationV1().Leases(s.Namespace)
+	err := eachTyped(ctx, i, listPath{"/apis/coordination.k8s.io/v1", "leases", s.Namespace}, s.Selector,
+		func() { out = out[:0] },
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return leases.List(ctx, o) },
+		func(l *coordinationv1.Lease) error {
+			if !IsLockLease(l.Name) {
+				return nil
+			}
+			if p := ParseLease(l); s.AllWorkspaces || p.Workspace == object.DefaultWorkspace {
+				out = append(out, p)
+				found(p)
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, readError("list", "leases", s.Namespace, err)
 	}
@@ -63,64 +121,138 @@ type kindList struct {
 	err   error
 	names []object.Ref
 	uids  map[object.Ref]types.UID
+	// gates are those of the objects a full list was asked to read them of.
+	gates map[object.Ref]jobgate.Gate
+}
+
+func newKindList(k object.Kind) kindList {
+	return kindList{kind: k, served: true, uids: map[object.Ref]types.UID{}, gates: map[object.Ref]jobgate.Gate{}}
+}
+
+func (r *kindList) add(namespace, name string, uid types.UID) object.Ref {
+	ref := object.Ref{Kind: r.kind, Namespace: namespace, Name: name}
+	r.names = append(r.names, ref)
+	r.uids[ref] = uid
+	return ref
+}
+
+// done records how the list ended.
+func (r *kindList) done(err error, namespace string) {
+	switch {
+	case apierrors.IsNotFound(err):
+		r.served = false
+	case err != nil:
+		r.err = readError("list", r.kind.Resource+"."+object.Group, namespace, err)
+	}
 }
 
 // listObjects lists one CAPTF kind's objects, metadata only.
 func (i *Inspector) listObjects(ctx context.Context, k object.Kind, namespace string) kindList {
-	r := kindList{kind: k, served: true, uids: map[object.Ref]types.UID{}}
+	r := newKindList(k)
 	res := i.Metadata.Resource(k.GVR()).Namespace(namespace)
 	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		return res.List(ctx, o)
 	}, metav1.ListOptions{}, func(o runtime.Object) error {
 		m := o.(*metav1.PartialObjectMetadata)
-		ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
-		r.names = append(r.names, ref)
-		r.uids[ref] = m.UID
+		r.add(m.Namespace, m.Name, m.UID)
 		return nil
 	})
-	switch {
-	case apierrors.IsNotFound(err):
-		r.served = false
-	case err != nil:
-		r.err = readError("list", k.Resource+"."+object.Group, namespace, err)
-	}
+	r.done(err, namespace)
 	return r
 }
 
-// listJobs returns CAPTF's runner Jobs in scope.
+// listObjectsFull lists one CAPTF kind's objects in full, once, in place
+// of both the metadata list and the reads of the gates: it keeps the names
+// as listObjects does, and reads the gates of the objects whose
+// "<namespace>/<suffix>" is in want as each arrives. No object is kept,
+// and only those objects are decoded beyond their metadata.
+func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespace string, want map[string]bool) kindList {
+	r := newKindList(k)
+	gate := func(ref object.Ref, u func() (*unstructured.Unstructured, error)) error {
+		if !want[ref.Namespace+"/"+ref.Suffix()] {
+			return nil
+		}
+		obj, err := u()
+		if err != nil {
+			return err
+		}
+		r.gates[ref] = jobgate.Of(k.Name, obj)
+		return nil
+	}
+	var err error
+	if rc := i.restClient(); rc != nil {
+		gvr := k.GVR()
+		err = i.stream(ctx, rc, listPath{"/apis/" + gvr.Group + "/" + gvr.Version, gvr.Resource, namespace}, "",
+			func() { r = newKindList(k) },
+			func(b []byte, _ bool) error {
+				ns, name, uid, err := jsonMeta(b)
+				if err != nil {
+					return err
+				}
+				ref := r.add(ns, name, uid)
+				return gate(ref, func() (*unstructured.Unstructured, error) {
+					u := &unstructured.Unstructured{}
+					return u, u.UnmarshalJSON(b)
+				})
+			})
+	} else {
+		res := i.Dynamic.Resource(k.GVR()).Namespace(namespace)
+		err = i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, o)
+		}, metav1.ListOptions{}, func(o runtime.Object) error {
+			u := o.(*unstructured.Unstructured)
+			ref := r.add(u.GetNamespace(), u.GetName(), u.GetUID())
+			return gate(ref, func() (*unstructured.Unstructured, error) { return u, nil })
+		})
+	}
+	r.done(err, namespace)
+	return r
+}
+
+// listJobs returns CAPTF's runner Jobs in scope, with what Death and
+// ActiveJob read of them: metadata and status.
 func (i *Inspector) listJobs(ctx context.Context, namespace string) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	jobs := i.Client.BatchV1().Jobs(namespace)
-	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return jobs.List(ctx, o)
-	}, metav1.ListOptions{LabelSelector: LabelManaged + "=true"}, func(o runtime.Object) error {
-		out = append(out, o.(*batchv1.Job))
-		return nil
-	})
+	err := eachTyped(ctx, i, listPath{"/apis/batch/v1", "jobs", namespace}, LabelManaged+"=true",
+		func() { out = out[:0] },
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return jobs.List(ctx, o) },
+		func(j *batchv1.Job) error {
+			j.ManagedFields, j.Spec = nil, batchv1.JobSpec{}
+			out = append(out, j)
+			return nil
+		})
 	if err != nil {
 		return nil, readError("list", "jobs.batch", namespace, err)
 	}
 	return out, nil
 }
 
-// listRunnerPods returns CAPTF's runner pods in scope, by namespace/name.
-// A pod missing from this list is not proof that it is gone: the list is
-// filtered by label, and the controller looks pods up by name.
-func (i *Inspector) listRunnerPods(ctx context.Context, namespace string) (map[string]*Pod, error) {
-	return i.listPods(ctx, namespace, LabelManaged+"=true")
+// podEntry is what a pod list keeps of one pod.
+type podEntry struct {
+	pod *Pod
+	// managed is whether the pod carries CAPTF's label, that is whether
+	// the labelled list of runner pods returns it.
+	managed bool
 }
 
-// listPods returns the pods in scope that match selector, by namespace/name.
-func (i *Inspector) listPods(ctx context.Context, namespace, selector string) (map[string]*Pod, error) {
-	out := map[string]*Pod{}
+// listPods returns the pods in scope that match selector, by
+// namespace/name. Of an unfiltered list it keeps only the pods CAPTF
+// labels and those named as its runner pods are: no other pod can be a
+// holder whose verdict depends on it.
+func (i *Inspector) listPods(ctx context.Context, namespace, selector string) (map[string]podEntry, error) {
+	out := map[string]podEntry{}
 	pods := i.Client.CoreV1().Pods(namespace)
-	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return pods.List(ctx, o)
-	}, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error {
-		p := o.(*corev1.Pod)
-		out[p.Namespace+"/"+p.Name] = podFact(p)
-		return nil
-	})
+	err := eachTyped(ctx, i, listPath{"/api/v1", "pods", namespace}, selector,
+		func() { clear(out) },
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+		func(p *corev1.Pod) error {
+			managed := p.Labels[LabelManaged] == "true"
+			if _, err := runner.ParsePodName(p.Name); managed || err == nil {
+				out[p.Namespace+"/"+p.Name] = podEntry{pod: podFact(p), managed: managed}
+			}
+			return nil
+		})
 	if err != nil {
 		return nil, readError("list", "pods", namespace, err)
 	}
@@ -151,11 +283,23 @@ func missingPod(name string) *Pod {
 	return &Pod{Name: name, Invalid: !validName(name)}
 }
 
+// podFact keeps what the verdict and the death evidence read of a pod: of
+// a finished pod's status, its reason, message and each container's
+// termination; nothing of a running one's.
 func podFact(p *corev1.Pod) *Pod {
 	f := &Pod{Name: p.Name, Exists: true, Phase: p.Status.Phase, Terminating: p.DeletionTimestamp != nil, Node: p.Spec.NodeName}
-	if f.Phase == corev1.PodSucceeded || f.Phase == corev1.PodFailed {
-		f.Status = &p.Status // only a finished pod's end is evidence
+	if f.Phase != corev1.PodSucceeded && f.Phase != corev1.PodFailed {
+		return f
 	}
+	s := &corev1.PodStatus{Phase: p.Status.Phase, Reason: p.Status.Reason, Message: p.Status.Message}
+	for _, c := range p.Status.ContainerStatuses {
+		s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{
+			Name:                 c.Name,
+			State:                corev1.ContainerState{Terminated: c.State.Terminated},
+			LastTerminationState: corev1.ContainerState{Terminated: c.LastTerminationState.Terminated},
+		})
+	}
+	f.Status = s
 	return f
 }
 
