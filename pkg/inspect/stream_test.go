@@ -1,0 +1,135 @@
+package inspect
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// leaseList is a list as the API server sends it, managedFields included.
+func leaseList(n int, cont string) *coordinationv1.LeaseList {
+	l := &coordinationv1.LeaseList{ListMeta: metav1.ListMeta{ResourceVersion: "42", Continue: cont}}
+	l.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("LeaseList"))
+	for i := 0; i < n; i++ {
+		r := object.Ref{Kind: object.TerraformCluster, Namespace: "ns", Name: fmt.Sprintf("c%d", i)}
+		x := held(r, fmt.Sprintf("root@captf-c-c%d-apply-a1-d72d2a-x7k2p", i))
+		x.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		x.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "terraform", Operation: metav1.ManagedFieldsOperationUpdate,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}}
+		l.Items = append(l.Items, *x)
+	}
+	return l
+}
+
+// Each item of a protobuf list decodes to what the typed client decodes,
+// and the continue token is read, whatever the list's size.
+func TestProtobufItems(t *testing.T) {
+	for _, n := range []int{0, 1, 300} {
+		want := leaseList(n, "next-page")
+		var buf bytes.Buffer
+		if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(want, &buf); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(buf.Bytes(), protobufMagic) {
+			t.Fatalf("no protobuf magic: %q", buf.Bytes()[:8])
+		}
+		var got []coordinationv1.Lease
+		r := bufio.NewReader(bytes.NewReader(buf.Bytes()[len(protobufMagic):]))
+		cont, err := protobufItems(r, func(b []byte, proto bool) error {
+			var l coordinationv1.Lease
+			if !proto {
+				t.Fatal("protobuf item handed on as JSON")
+			}
+			got = append(got, l)
+			return got[len(got)-1].Unmarshal(b)
+		})
+		if err != nil || cont != "next-page" || len(got) != n {
+			t.Fatalf("%d items: %d read, continue %q, %v", n, len(got), cont, err)
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want.Items[i]) {
+				t.Fatalf("item %d:\n%+v\nwant\n%+v", i, got[i], want.Items[i])
+			}
+		}
+		// A body cut short is an error, never a shorter list.
+		if n > 0 {
+			short := bufio.NewReader(bytes.NewReader(buf.Bytes()[len(protobufMagic) : buf.Len()-10]))
+			if _, err := protobufItems(short, func([]byte, bool) error { return nil }); err == nil {
+				t.Errorf("%d items: a truncated body read without error", n)
+			}
+		}
+	}
+}
+
+// A JSON list hands on each item's own bytes and its continue token.
+func TestJSONItems(t *testing.T) {
+	want := leaseList(50, "tok")
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []coordinationv1.Lease
+	cont, err := jsonItems(bytes.NewReader(b), func(b []byte, proto bool) error {
+		var l coordinationv1.Lease
+		err := json.Unmarshal(b, &l)
+		got = append(got, l)
+		return err
+	})
+	if err != nil || cont != "tok" || len(got) != 50 {
+		t.Fatalf("%d read, continue %q, %v", len(got), cont, err)
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want.Items[i]) {
+			t.Fatalf("item %d differs", i)
+		}
+		ns, name, uid, err := jsonMeta(mustJSON(t, got[i]))
+		if err != nil || ns != "ns" || name != got[i].Name || uid != got[i].UID {
+			t.Errorf("jsonMeta: %q %q %q %v", ns, name, uid, err)
+		}
+	}
+	if _, err := jsonItems(bytes.NewReader(b[:len(b)/2]), func([]byte, bool) error { return nil }); err == nil {
+		t.Error("a truncated body read without error")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A finished pod keeps what its death is told from, and nothing else.
+func TestPodFactKeepsTheDeath(t *testing.T) {
+	p := pod("default", demoPod, corev1.PodFailed, true)
+	p.Spec.NodeName = "node-1"
+	p.Status.Reason, p.Status.Message = "Evicted", "low on memory"
+	term := &corev1.ContainerStateTerminated{ExitCode: 137, Signal: 9, Reason: "OOMKilled", FinishedAt: metav1.Now()}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "runner", Image: "x", State: corev1.ContainerState{Terminated: term}}}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady}}
+	f := podFact(p)
+	d := podDeath(f)
+	full := &Pod{Name: p.Name, Exists: true, Phase: p.Status.Phase, Node: "node-1", Status: &p.Status}
+	if !reflect.DeepEqual(d, podDeath(full)) {
+		t.Errorf("death %+v, from the whole status %+v", d, podDeath(full))
+	}
+	if f.Status.Conditions != nil || f.Status.ContainerStatuses[0].Image != "" {
+		t.Errorf("kept more than the death needs: %+v", f.Status)
+	}
+	if running := podFact(pod("default", demoPod, corev1.PodRunning, true)); running.Status != nil {
+		t.Errorf("a running pod keeps its status")
+	}
+}
