@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"time"
+
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/dynamic"
@@ -23,6 +25,18 @@ type factory struct {
 	clients *clients
 	// builder is cli-runtime's resource builder over the getter.
 	builder func() *resource.Builder
+	// now is the clock of every command; time.Now when nil.
+	now func() time.Time
+	// forContext builds the clients of one context of --contexts;
+	// newClients when nil.
+	forContext func(*rest.Config) (*clients, error)
+}
+
+func (f *factory) clock() time.Time {
+	if f.now != nil {
+		return f.now()
+	}
+	return time.Now()
 }
 
 func newFactory(getter genericclioptions.RESTClientGetter, wrap func(*rest.Config) *rest.Config) *factory {

@@ -55,7 +55,7 @@ contexts:
 func complete(t *testing.T, args ...string) ([]string, string) {
 	t.Helper()
 	var out bytes.Buffer
-	root, _ := newRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}})
+	root, _ := newRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}}, nil)
 	root.SetArgs(append([]string{cobra.ShellCompRequestCmd}, args...))
 	root.SetOut(&out)
 	root.SetErr(&bytes.Buffer{})
@@ -183,7 +183,7 @@ func TestCompletionScriptsNameTheBinary(t *testing.T) {
 	}
 	// Help keeps kubectl's name for the plugin, also after a script.
 	var out bytes.Buffer
-	root, _ := newRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
+	root, _ := newRoot(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, nil)
 	root.SetOut(&out)
 	root.SetArgs([]string{"completion", "bash"})
 	if err := root.Execute(); err != nil {

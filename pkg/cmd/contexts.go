@@ -99,7 +99,11 @@ func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config,
 			return nil, nil, err
 		}
 	}
-	c, err := newClients(cfg)
+	build := newClients
+	if o.factory.forContext != nil {
+		build = o.factory.forContext
+	}
+	c, err := build(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -67,7 +67,12 @@ func run(ctx context.Context, o options) error {
 func Execute(streams genericiooptions.IOStreams, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	root, counter := newRoot(streams)
+	return execute(ctx, streams, args, nil)
+}
+
+// execute runs the command tree on a factory (nil: from the flags).
+func execute(ctx context.Context, streams genericiooptions.IOStreams, args []string, f *factory) int {
+	root, counter := newRoot(streams, f)
 	defer counter.report(streams.ErrOut)
 	root.SetArgs(args)
 	root.SetIn(streams.In)

@@ -45,21 +45,19 @@ type ExplainOptions struct {
 	namespace string
 	printer   printers.ResourcePrinter
 	explainer *explain.Explainer
-	// now is the clock of the human output.
-	now func() time.Time
 	genericiooptions.IOStreams
 }
 
 // NewExplainOptions are the options with their defaults.
 func NewExplainOptions(f *factory, streams genericiooptions.IOStreams) *ExplainOptions {
-	o := &ExplainOptions{factory: f, IOStreams: streams, now: time.Now}
+	o := &ExplainOptions{factory: f, IOStreams: streams}
 	o.print = newPrintFlags(func(bool) printers.ResourcePrinter {
 		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
 			x, ok := obj.(*v1alpha1.Explanation)
 			if !ok {
 				return fmt.Errorf("an explanation printer cannot print a %T", obj)
 			}
-			printExplanation(w, x, o.now())
+			printExplanation(w, x, f.clock())
 			return nil
 		})
 	}, "json", "yaml")
@@ -115,7 +113,7 @@ func (o *ExplainOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata}
+	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata, Now: o.factory.clock}
 	return nil
 }
 

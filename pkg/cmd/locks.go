@@ -137,6 +137,7 @@ func (o *LocksOptions) tablePrinter(wide bool) printers.ResourcePrinter {
 	return &tablePrinter{
 		opts:     tableOptions{wide: wide, noHeaders: o.table.noHeaders, namespace: o.AllNamespaces, context: o.multi(), events: o.WatchEvents},
 		colorFor: o.table.useColor,
+		now:      o.factory.clock,
 	}
 }
 

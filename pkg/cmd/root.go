@@ -18,18 +18,22 @@ import (
 // cli-runtime's ConfigFlags, so every subcommand takes --kubeconfig,
 // --context, -n, --as, --request-timeout and the TLS flags as kubectl does.
 func NewCmdCaptf(streams genericiooptions.IOStreams) *cobra.Command {
-	cmd, _ := newRoot(streams)
+	cmd, _ := newRoot(streams, nil)
 	return cmd
 }
 
-func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *requestCounter) {
+// newRoot builds the command tree. f is the factory the commands use; nil
+// builds it from the kubeconfig flags (tests give one built on fakes).
+func newRoot(streams genericiooptions.IOStreams, f *factory) (*cobra.Command, *requestCounter) {
 	flags := genericclioptions.NewConfigFlags(true)
 	counter := newRequestCounter()
 	var wrap func(*rest.Config) *rest.Config
 	if counter != nil {
 		flags.WrapConfigFn, wrap = counter.wrap, counter.wrap
 	}
-	f := newFactory(flags, wrap)
+	if f == nil {
+		f = newFactory(flags, wrap)
+	}
 	cmd := &cobra.Command{
 		Use:   "captf",
 		Short: "See and safely clear the Terraform/OpenTofu state locks of CAPTF",
@@ -50,7 +54,7 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 	flags.AddFlags(cmd.PersistentFlags())
 	addVerbosityFlag(cmd)
 	cmd.AddCommand(NewCmdLocks(f, streams), NewCmdExplain(f, streams), NewCmdUnlock(f, streams), NewCmdVersion(streams), NewCmdCompletion(streams))
-	registerGlobalFlagCompletion(cmd, flags)
+	registerGlobalFlagCompletion(cmd, f.getter)
 	return cmd, counter
 }
 

@@ -29,7 +29,6 @@ type tableOptions struct {
 	context bool
 	// events adds an EVENT column first (--output-watch-events).
 	events bool
-	now    time.Time
 }
 
 // tableFlags are the flags of the human table: -o wide aside, which is
@@ -91,6 +90,7 @@ var verdictColors = map[v1alpha1.Verdict]color.Attribute{
 type tablePrinter struct {
 	opts     tableOptions
 	colorFor func(io.Writer) bool
+	now      func() time.Time
 	// widths are the columns' widths once a table was printed.
 	widths []int
 }
@@ -98,28 +98,29 @@ type tablePrinter struct {
 // PrintObj prints the object's rows; the header only the first time.
 func (p *tablePrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 	o := p.opts
-	if o.now.IsZero() {
-		o.now = time.Now()
-	}
 	o.color = p.colorFor != nil && p.colorFor(w)
+	now := time.Now()
+	if p.now != nil {
+		now = p.now()
+	}
 	var rows [][]string
 	switch v := obj.(type) {
 	case *v1alpha1.LockList:
 		for _, l := range v.Items {
-			rows = append(rows, row(l, eventAdded, o))
+			rows = append(rows, row(l, eventAdded, o, now))
 		}
 		// A context that could not be read is a marked row, not a failure.
 		for _, f := range v.ContextErrors {
 			rows = append(rows, failedContextRow(f, o))
 		}
 	case *v1alpha1.Lock:
-		rows = append(rows, row(*v, eventAdded, o))
+		rows = append(rows, row(*v, eventAdded, o, now))
 	case *metav1.WatchEvent:
 		l, ok := v.Object.Object.(*v1alpha1.Lock)
 		if !ok {
 			return fmt.Errorf("a lock table cannot print a %T", v.Object.Object)
 		}
-		rows = append(rows, row(*l, v.Type, o))
+		rows = append(rows, row(*l, v.Type, o, now))
 	default:
 		return fmt.Errorf("a lock table cannot print a %T", obj)
 	}
@@ -161,6 +162,9 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 				p.widths[i] = max(p.widths[i], twwidth.Width(c))
 			}
 		}
+		if p.opts.events { // every event type fits, not only ADDED
+			p.widths[0] = max(p.widths[0], len(eventModified))
+		}
 	}
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
@@ -171,6 +175,7 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off), // keep the padding to the first table's widths
 		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
 	)
 	for _, r := range rows {
@@ -207,7 +212,7 @@ func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
 	return cells
 }
 
-func row(l v1alpha1.Lock, event string, o tableOptions) []string {
+func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string {
 	obj, holder, op, age, id, version := "", "", "", "", "", ""
 	if l.Object != nil {
 		obj = object.TypeName(l.Object.Kind, l.Object.Name)
@@ -215,7 +220,7 @@ func row(l v1alpha1.Lock, event string, o tableOptions) []string {
 	if k := l.Lock; k != nil {
 		holder, op, id, version = k.Who, shortOperation(k.Operation), k.ID, k.Version
 		if k.Created != nil {
-			age = duration.HumanDuration(o.now.Sub(*k.Created))
+			age = duration.HumanDuration(now.Sub(*k.Created))
 		} else {
 			age = "<unknown>"
 		}

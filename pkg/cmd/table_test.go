@@ -50,13 +50,12 @@ func fixtures() []inspect.Result {
 
 func render(t *testing.T, o tableOptions) string {
 	t.Helper()
-	o.now = now
 	var buf bytes.Buffer
 	var locks []v1alpha1.Lock
 	for _, r := range fixtures() {
 		locks = append(locks, r.Lock())
 	}
-	p := &tablePrinter{opts: o, colorFor: func(io.Writer) bool { return o.color }}
+	p := &tablePrinter{opts: o, colorFor: func(io.Writer) bool { return o.color }, now: func() time.Time { return now }}
 	if err := p.PrintObj(&v1alpha1.LockList{Items: locks}, &buf); err != nil {
 		t.Fatal(err)
 	}

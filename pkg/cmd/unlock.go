@@ -90,15 +90,13 @@ type UnlockOptions struct {
 	namespace string
 	printer   printers.ResourcePrinter
 	unlocker  *unlock.Unlocker
-	// now is the clock of the human output.
-	now func() time.Time
 	genericiooptions.IOStreams
 }
 
 // NewUnlockOptions are the options with their defaults.
 func NewUnlockOptions(f *factory, streams genericiooptions.IOStreams) *UnlockOptions {
-	o := &UnlockOptions{factory: f, IOStreams: streams, now: time.Now}
-	o.print = newPrintFlags(func(bool) printers.ResourcePrinter { return &outcomePrinter{now: o.now} }, "json", "yaml", "name")
+	o := &UnlockOptions{factory: f, IOStreams: streams}
+	o.print = newPrintFlags(func(bool) printers.ResourcePrinter { return &outcomePrinter{now: f.clock} }, "json", "yaml", "name")
 	o.print.asName = func(obj runtime.Object) []runtime.Object {
 		if p, ok := obj.(*printedOutcome); ok && (p.Action == v1alpha1.ActionUnlocked || p.Action == v1alpha1.WouldUnlock) {
 			return []runtime.Object{leaseName(p.Namespace, p.Lease)}
@@ -159,7 +157,7 @@ func (o *UnlockOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic}
+	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Now: o.factory.clock}
 	return nil
 }
 
