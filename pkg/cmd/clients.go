@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -47,6 +48,20 @@ func newFactory(getter genericclioptions.RESTClientGetter, wrap func(*rest.Confi
 func (f *factory) namespace() (string, error) {
 	ns, _, err := f.getter.ToRawKubeConfigLoader().Namespace()
 	return ns, err
+}
+
+// complete is what every command's Complete reads first: the namespace
+// ("" with -A) and the printer of its -o.
+func (f *factory) complete(print *printFlags, allNamespaces bool) (string, printers.ResourcePrinter, error) {
+	ns, err := f.namespace()
+	if err != nil {
+		return "", nil, err
+	}
+	if allNamespaces {
+		ns = ""
+	}
+	p, err := print.ToPrinter()
+	return ns, p, err
 }
 
 // Clients builds the clients on first use. It reads the kubeconfig but

@@ -103,10 +103,7 @@ func targetArgs(missing string) cobra.PositionalArgs {
 // Complete reads the namespace and builds the clients and the printer.
 func (o *ExplainOptions) Complete() error {
 	var err error
-	if o.namespace, err = o.factory.namespace(); err != nil {
-		return err
-	}
-	if o.printer, err = o.print.ToPrinter(); err != nil {
+	if o.namespace, o.printer, err = o.factory.complete(o.print, false); err != nil {
 		return err
 	}
 	c, err := o.factory.Clients()

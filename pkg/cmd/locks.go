@@ -115,14 +115,8 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 // Complete reads the namespace and builds the clients and the printer.
 // It talks to no server.
 func (o *LocksOptions) Complete() error {
-	ns, err := o.factory.namespace()
-	if err != nil {
-		return err
-	}
-	if !o.AllNamespaces {
-		o.namespace = ns
-	}
-	if o.printer, err = o.print.ToPrinter(); err != nil {
+	var err error
+	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
 		return err
 	}
 	if o.multi() {

@@ -142,15 +142,8 @@ func NewCmdUnlock(f *factory, streams genericiooptions.IOStreams) *cobra.Command
 
 // Complete reads the namespace and builds the clients and the printer.
 func (o *UnlockOptions) Complete() error {
-	ns, err := o.factory.namespace()
-	if err != nil {
-		return err
-	}
-	o.namespace = ns
-	if o.AllNamespaces {
-		o.namespace = ""
-	}
-	if o.printer, err = o.print.ToPrinter(); err != nil {
+	var err error
+	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
 		return err
 	}
 	c, err := o.factory.Clients()
