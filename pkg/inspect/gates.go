@@ -51,7 +51,7 @@ func (i *Inspector) readGates(ctx context.Context, namespace string, facts []Fac
 		c := &clusterContext{owners: newOwners(nil)}
 		for _, k := range object.Kinds {
 			if slices.ContainsFunc(need, func(f *Facts) bool { return f.Owner.Ref.Kind == k }) {
-				l := i.listObjectsFull(ctx, k, namespace, want)
+				l := i.listObjectsFull(ctx, k, namespace, known(want))
 				c.owners.kinds[k.Name] = l
 			}
 		}

@@ -67,29 +67,35 @@ type Report struct {
 }
 
 // Locks reads every lock Lease in scope and classifies it. Its requests do
-// not grow with the number of Leases: one list (of pages) each of Leases,
-// the three CAPTF kinds, runner Jobs and pods, and at most holderGets GETs
-// of holder pods and gateGets GETs of owners.
+// not grow with the number of Leases: one list each of Leases, the three
+// CAPTF kinds, runner Jobs and pods, and at most holderGets GETs of holder
+// pods and gateGets GETs of owners.
 //
 // The lists overlap: the Jobs list starts with the first lock the Leases
-// list returns, the pod list with the first holder that names a host; the
-// CAPTF kinds, which are listed in full when the gates of many owners may
-// be needed, start when the Leases are all read, since which objects'
-// gates to read depends on them.
+// list returns, the pod list with the first holder that names a host, and
+// the full lists of the CAPTF kinds as soon as more than gateGets owners
+// may need their gates read (their items wait, buffered by the transport,
+// until the Leases say which objects' gates to read); otherwise the kinds
+// are listed by metadata once the Leases are read.
 func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &reads{in: i, ctx: ctx, namespace: s.Namespace}
 	defer func() { cancel(); r.wg.Wait() }()
+	want := &gateWant{ready: make(chan struct{}), keys: map[string]bool{}}
 	owned := 0
 	parsed, err := i.listLeases(ctx, s, func(l Lease) {
 		r.startJobs()
 		if names(l) {
 			r.startPods(false)
 		}
-		if maybeOwnPod(l) {
-			if owned++; owned > holderGets {
-				r.startPods(true)
-			}
+		if !maybeOwnPod(l) {
+			return
+		}
+		if owned++; owned > holderGets {
+			r.startPods(true)
+		}
+		if owned > gateGets && i.Dynamic != nil && r.kinds == nil {
+			r.startKinds(want)
 		}
 	})
 	if err != nil {
@@ -99,16 +105,16 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	if len(parsed) == 0 {
 		return rep, nil
 	}
-	want := map[string]bool{}
 	for _, l := range parsed {
 		if maybeOwnPod(l) {
-			want[l.Namespace+"/"+l.Suffix] = true
+			want.keys[l.Namespace+"/"+l.Suffix] = true
 		}
 	}
-	if len(want) <= gateGets || i.Dynamic == nil {
-		want = nil
+	close(want.ready)
+	full := r.kinds != nil
+	if !full {
+		r.startKinds(nil)
 	}
-	r.startKinds(want)
 	c, err := r.wait()
 	if err != nil {
 		return nil, err
@@ -121,7 +127,7 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	if err := i.readHolderPods(ctx, s.Namespace, facts, c.all); err != nil {
 		return nil, err
 	}
-	if want != nil {
+	if full {
 		rep.Warnings = append(rep.Warnings, c.listedGates(facts)...)
 	} else {
 		rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, facts)...)
@@ -132,6 +138,30 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	}
 	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
 	return rep, nil
+}
+
+// gateWant are the objects whose gates a full list of the kinds reads, by
+// "<namespace>/<suffix>": known once ready is closed.
+type gateWant struct {
+	ready chan struct{}
+	keys  map[string]bool
+}
+
+// has waits until the objects are known, and says whether key is one.
+func (w *gateWant) has(ctx context.Context, key string) (bool, error) {
+	select {
+	case <-w.ready:
+		return w.keys[key], nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// known is a gateWant of the given keys.
+func known(keys map[string]bool) *gateWant {
+	w := &gateWant{ready: make(chan struct{}), keys: keys}
+	close(w.ready)
+	return w
 }
 
 // names is true when a lock names a host, so its pod may matter.
@@ -217,8 +247,8 @@ func (r *reads) startPods(full bool) {
 }
 
 // startKinds lists the CAPTF kinds: by metadata, or in full with the gates
-// of the objects of want ("<namespace>/<suffix>") when want is not nil.
-func (r *reads) startKinds(want map[string]bool) {
+// of the objects of want when want is not nil.
+func (r *reads) startKinds(want *gateWant) {
 	r.kinds = make([]kindList, len(object.Kinds))
 	for n, k := range object.Kinds {
 		r.wg.Go(func() {

@@ -163,14 +163,14 @@ func (i *Inspector) listObjects(ctx context.Context, k object.Kind, namespace st
 
 // listObjectsFull lists one CAPTF kind's objects in full, once, in place
 // of both the metadata list and the reads of the gates: it keeps the names
-// as listObjects does, and reads the gates of the objects whose
-// "<namespace>/<suffix>" is in want as each arrives. No object is kept,
-// and only those objects are decoded beyond their metadata.
-func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespace string, want map[string]bool) kindList {
+// as listObjects does, and reads the gates of the objects want has as each
+// arrives. No object is kept, and only those objects are decoded beyond
+// their metadata.
+func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespace string, want *gateWant) kindList {
 	r := newKindList(k)
 	gate := func(ref object.Ref, u func() (*unstructured.Unstructured, error)) error {
-		if !want[ref.Namespace+"/"+ref.Suffix()] {
-			return nil
+		if ok, err := want.has(ctx, ref.Namespace+"/"+ref.Suffix()); err != nil || !ok {
+			return err
 		}
 		obj, err := u()
 		if err != nil {
