@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// maxLocksRequests bounds the requests of locks -A, whatever the number of
+// locks: one list each of Leases, the three CAPTF kinds and Jobs, at most
+// two of pods (a labelled one cut short by a whole one), at most 16 GETs of
+// holder pods and 3 of owners (pkg/inspect's holderGets and gateGets).
+const maxLocksRequests = 1 + 3 + 1 + 2 + 16 + 3
+
 // The benchmark at a small scale: every command runs, and its figures are
 // measured, not made up. No figure is compared with a time limit.
 func TestBenchmarkSmall(t *testing.T) {
@@ -17,7 +23,7 @@ func TestBenchmarkSmall(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", plugin, "github.com/captf-io/kubectl-captf/cmd/kubectl-captf").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1}
+	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1, PageRuns: 1}
 	rep, err := Run(context.Background(), c, plugin, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -28,36 +34,46 @@ func TestBenchmarkSmall(t *testing.T) {
 	rows := map[string]Row{}
 	for _, r := range rep.Rows {
 		rows[r.Name] = r
-		if r.Median.Wall <= 0 || r.Median.PeakKB <= 0 || r.Runs != 1 {
+		raw := strings.HasPrefix(r.Name, "raw-")
+		if r.Median.Wall <= 0 || (r.Median.PeakKB <= 0) != raw || r.Runs != 1 || (r.Median.Bytes > 0) != raw {
 			t.Errorf("%s: %+v", r.Name, r)
 		}
 	}
-	// The stale locks whose pods are gone are read by name (up to 16):
-	// 6 lists and one GET each; their owners' gates cost at most 3 more
-	// requests, however many they are.
-	gone := 0
-	for i := 0; i < c.Leases; i++ {
-		if kindOf(i, c) == staleGone {
-			gone++
+	// Requests are bounded by the same constant at any size, and the curve
+	// counts them at each point.
+	for _, p := range rep.Curve {
+		if got := p.Captf.Requests; got < 5 || got > maxLocksRequests {
+			t.Errorf("locks -A at %d locks: %d requests, want 5 to %d", p.Locks, got, maxLocksRequests)
+		}
+		if p.Floor <= 0 || p.Kubectl.PeakKB <= 0 {
+			t.Errorf("point %+v", p)
 		}
 	}
-	if got := rows["locks"].Median.Requests; gone > 16 || got < 6+gone || got > 6+gone+3 {
-		t.Errorf("locks: %d requests, want %d to %d", got, 6+gone, 6+gone+3)
+	if len(rep.Curve) != 2 || rep.Curve[0].Locks != 40 || rep.Curve[1].Locks != 120 {
+		t.Errorf("curve %+v", rep.Curve)
 	}
-	if got := rows["explain"].Median.Requests; got < 7 || got > 10 {
+	if got := rows[rowExplain].Median.Requests; got < 7 || got > 10 {
 		t.Errorf("explain: %d requests", got)
 	}
 	// kubectl's requests are read from its own log: one list, and at
 	// least the two GETs per lock of the loop (kubectl adds some of its
 	// own, for example around a pod that is not found).
-	if got := rows["leases"].Median.Requests; got != 1 {
+	if got := rows[rowKubectl].Median.Requests; got < 1 || got > 2 {
 		t.Errorf("kubectl get leases: %d requests", got)
 	}
-	if got := rows["loop"].Median.Requests; got < 2*c.Loop {
+	if got := rows[rowLoop].Median.Requests; got < 2*c.Loop {
 		t.Errorf("loop: %d requests, want at least %d", got, 2*c.Loop)
 	}
+	if len(rep.Pages) != 3 {
+		t.Errorf("page sizes: %+v", rep.Pages)
+	}
 	md := rep.Markdown(time.Now())
-	if !strings.Contains(md, "| kubectl captf locks -A -o json |") || !strings.Contains(md, "The manual loop takes") {
-		t.Errorf("report:\n%s", md)
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if svg := rep.SVG(); !strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<polyline") != 5 || strings.Contains(svg, "NaN") {
+		t.Errorf("svg:\n%s", svg)
 	}
 }

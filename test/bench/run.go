@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,8 +22,9 @@ import (
 // Measurement is one run of one command.
 type Measurement struct {
 	Wall     time.Duration
-	PeakKB   int64
+	PeakKB   int64 // 0 for a raw GET, which is no command
 	Requests int
+	Bytes    int64 // read, for a raw GET
 }
 
 // Row is one command's medians.
@@ -40,7 +40,12 @@ type Report struct {
 	Config  Config
 	Held    int
 	Seeding time.Duration
-	Rows    []Row
+	// Rows are the table at Config.Leases locks.
+	Rows []Row
+	// Curve has a point for Config.Leases and each of Config.Curve.
+	Curve []Point
+	// Pages are locks -A's wall times by page size.
+	Pages []PageRow
 }
 
 var (
@@ -93,73 +98,177 @@ func median(ms []Measurement) Measurement {
 		Wall:     time.Duration(pick(func(m Measurement) int64 { return int64(m.Wall) })),
 		PeakKB:   pick(func(m Measurement) int64 { return m.PeakKB }),
 		Requests: int(pick(func(m Measurement) int64 { return int64(m.Requests) })),
+		Bytes:    pick(func(m Measurement) int64 { return m.Bytes }),
 	}
 }
 
-// Run starts a fresh test-bed, seeds it, and measures the commands side by
-// side, interleaved run by run so that the machine's noise falls on all of
-// them alike. plugin is the built kubectl-captf binary.
+// Run measures the issue's cluster (c.Leases locks) side by side with
+// kubectl and the floor, then each size of c.Curve on a fresh cluster of
+// its own, for the growth curve. plugin is the built kubectl-captf binary.
 func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, error) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		return nil, fmt.Errorf("the benchmark compares with kubectl, which is not on PATH")
 	}
+	rep := &Report{Config: c}
+	if err := rep.main(ctx, c, plugin, kubectl, log); err != nil {
+		return nil, err
+	}
+	for _, n := range c.Curve {
+		p, err := curvePoint(ctx, c.scaled(n), plugin, kubectl, log)
+		if err != nil {
+			return nil, err
+		}
+		rep.Curve = append(rep.Curve, p)
+	}
+	sort.Slice(rep.Curve, func(a, b int) bool { return rep.Curve[a].Locks < rep.Curve[b].Locks })
+	return rep, nil
+}
+
+// scaled is the configuration of a curve point of n locks: the same
+// shape, with unrelated pods in the same proportion.
+func (c Config) scaled(n int) Config {
+	s := c
+	s.Leases, s.Unrelated, s.Runs = n, c.Unrelated*n/c.Leases, c.CurveRuns
+	return s
+}
+
+// cmdSpec is one command the benchmark runs.
+type cmdSpec struct {
+	name, shown string
+	env         []string
+	argv        []string
+	runs        int
+	raw         *rawList // a raw GET instead of a command
+}
+
+// Names of the rows.
+const (
+	rowLocks       = "locks"
+	rowKubectl     = "leases"
+	rowExplain     = "explain"
+	rowLoop        = "loop"
+	rowLeasesJSON  = "raw-leases-json"
+	rowLeasesProto = "raw-leases-protobuf"
+	rowPodsProto   = "raw-pods-protobuf"
+)
+
+// env is the environment of every command: kubectl finds the plugin on
+// PATH, and all share one warm discovery cache in dir.
+func env(bed *testbed.Cluster, plugin, dir string) (plain, counted []string) {
+	plain = append(os.Environ(), "KUBECONFIG="+bed.Kubeconfig, "HOME="+dir, "NO_COLOR=1",
+		"PATH="+filepath.Dir(plugin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return plain, append(plain[:len(plain):len(plain)], "KUBECTL_CAPTF_COUNT_REQUESTS=1")
+}
+
+// headline are the commands of both the table and the curve: locks -A,
+// kubectl's list of the same Leases, and the floor.
+func headline(bed *testbed.Cluster, plugin, kubectl string, plain, counted []string, runs int) []cmdSpec {
+	return []cmdSpec{
+		{name: rowLocks, shown: "kubectl captf locks -A -o json", env: counted, argv: []string{plugin, "locks", "-A", "-o", "json"}, runs: runs},
+		{name: rowKubectl, shown: "kubectl get leases -A -o json", env: plain, argv: []string{kubectl, "get", "leases", "-A", "-o", "json", "-v=6"}, runs: runs},
+		{name: rowLeasesProto, shown: "raw GET of all Leases, protobuf (not decoded)", raw: &rawList{bed: bed, path: "/apis/coordination.k8s.io/v1/leases", accept: protobufType}, runs: runs},
+		{name: rowPodsProto, shown: "raw GET of all Pods, protobuf (not decoded)", raw: &rawList{bed: bed, path: "/api/v1/pods", accept: protobufType}, runs: runs},
+	}
+}
+
+// main measures the table at c.Leases locks.
+func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, log io.Writer) error {
 	bed, s, seeding, err := startSeeded(ctx, c, log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer bed.Stop()
-	rep := &Report{Config: c, Held: len(s.held), Seeding: seeding}
-
+	rep.Held, rep.Seeding = len(s.held), seeding
 	dir, err := os.MkdirTemp("", "captf-bench-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(dir)
-	// kubectl finds the plugin on PATH; all share one warm discovery cache.
-	env := append(os.Environ(), "KUBECONFIG="+bed.Kubeconfig, "HOME="+dir, "NO_COLOR=1",
-		"PATH="+filepath.Dir(plugin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	counted := append(env[:len(env):len(env)], "KUBECTL_CAPTF_COUNT_REQUESTS=1")
+	plain, counted := env(bed, plugin, dir)
 	loop := filepath.Join(dir, "runbook.sh")
 	if err := writeLoop(loop, kubectl, s.held, c.Loop); err != nil {
-		return nil, err
+		return err
 	}
-	type cmdSpec struct {
-		name, shown string
-		env         []string
-		argv        []string
-		runs        int
+	specs := append(headline(bed, plugin, kubectl, plain, counted, c.Runs),
+		cmdSpec{name: rowLeasesJSON, shown: "raw GET of all Leases, JSON (not decoded)", raw: &rawList{bed: bed, path: "/apis/coordination.k8s.io/v1/leases", accept: "application/json"}, runs: c.Runs},
+		cmdSpec{name: rowExplain, shown: "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, env: counted, argv: []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, runs: c.Runs},
+		cmdSpec{name: rowLoop, shown: fmt.Sprintf("manual runbook: kubectl get lease, then kubectl get pod, for %d held locks", min(c.Loop, len(s.held))), env: plain, argv: []string{"bash", loop}, runs: c.LoopRuns},
+	)
+	if rep.Rows, err = measureAll(ctx, specs, log); err != nil {
+		return err
 	}
-	specs := []cmdSpec{
-		{"locks", "kubectl captf locks -A -o json", counted, []string{plugin, "locks", "-A", "-o", "json"}, c.Runs},
-		{"leases", "kubectl get leases -A -l tfstate=true -o json", env, []string{kubectl, "get", "leases", "-A", "-l", "tfstate=true", "-o", "json", "-v=6"}, c.Runs},
-		{"explain", "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, counted, []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, c.Runs},
-		{"loop", fmt.Sprintf("manual runbook: kubectl get lease, then kubectl get pod, for %d held locks", min(c.Loop, len(s.held))), env, []string{"bash", loop}, c.LoopRuns},
+	rep.Curve = append(rep.Curve, pointOf(c.Leases, rep.Rows))
+	if c.PageRuns > 0 {
+		if rep.Pages, err = pageSizes(ctx, bed, c.PageRuns, log); err != nil {
+			return err
+		}
 	}
-	// One unmeasured run each warms the discovery cache and the server.
-	for _, sp := range specs[:3] {
-		if _, err := measure(ctx, sp.env, sp.argv[0], sp.argv[1:]...); err != nil {
+	return nil
+}
+
+// curvePoint measures the headline commands on a fresh cluster.
+func curvePoint(ctx context.Context, c Config, plugin, kubectl string, log io.Writer) (Point, error) {
+	bed, _, _, err := startSeeded(ctx, c, log)
+	if err != nil {
+		return Point{}, err
+	}
+	defer bed.Stop()
+	dir, err := os.MkdirTemp("", "captf-bench-")
+	if err != nil {
+		return Point{}, err
+	}
+	defer os.RemoveAll(dir)
+	plain, counted := env(bed, plugin, dir)
+	rows, err := measureAll(ctx, headline(bed, plugin, kubectl, plain, counted, c.Runs), log)
+	if err != nil {
+		return Point{}, err
+	}
+	return pointOf(c.Leases, rows), nil
+}
+
+// measureAll runs every spec, interleaved run by run so that the machine's
+// noise falls on all of them alike, after one unmeasured run of each
+// (which warms the discovery cache and the server).
+func measureAll(ctx context.Context, specs []cmdSpec, log io.Writer) ([]Row, error) {
+	one := func(sp cmdSpec) (Measurement, error) {
+		if sp.raw != nil {
+			return sp.raw.get(ctx)
+		}
+		return measure(ctx, sp.env, sp.argv[0], sp.argv[1:]...)
+	}
+	for _, sp := range specs {
+		if sp.name == rowLoop {
+			continue
+		}
+		if _, err := one(sp); err != nil {
 			return nil, err
 		}
 	}
 	results := make([][]Measurement, len(specs))
-	for run := 0; run < c.Runs; run++ {
+	for run := 0; ; run++ {
+		more := false
 		for i, sp := range specs {
 			if run >= sp.runs {
 				continue
 			}
-			m, err := measure(ctx, sp.env, sp.argv[0], sp.argv[1:]...)
+			more = true
+			m, err := one(sp)
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(log, "%-8s run %d: %s, %d MB, %d requests\n", sp.name, run+1, m.Wall.Round(time.Millisecond), m.PeakKB/1024, m.Requests)
+			fmt.Fprintf(log, "%-20s run %d: %s, %d MB, %d requests\n", sp.name, run+1, m.Wall.Round(time.Millisecond), m.PeakKB/1024, m.Requests)
 			results[i] = append(results[i], m)
 		}
+		if !more {
+			break
+		}
 	}
+	rows := make([]Row, len(specs))
 	for i, sp := range specs {
-		rep.Rows = append(rep.Rows, Row{Name: sp.name, Command: sp.shown, Median: median(results[i]), Runs: len(results[i])})
+		rows[i] = Row{Name: sp.name, Command: sp.shown, Median: median(results[i]), Runs: len(results[i])}
 	}
-	return rep, nil
+	return rows, nil
 }
 
 // Serve starts a fresh test-bed seeded as the benchmark's and returns it
@@ -205,30 +314,4 @@ func writeLoop(path, kubectl string, held []heldLock, n int) error {
 		fmt.Fprintf(&b, "%s get pod -n %s %s -o json -v=6 >/dev/null || true\n", kubectl, h.ref.Namespace, h.host)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o755)
-}
-
-// Markdown renders the report for docs/benchmarks.md.
-func (r *Report) Markdown(when time.Time) string {
-	var b strings.Builder
-	row := map[string]Row{}
-	for _, x := range r.Rows {
-		row[x.Name] = x
-	}
-	base := row["leases"].Median
-	fmt.Fprintf(&b, "Measured %s on %d cores (%s/%s, %s), with `go run ./hack/bench` (`make bench`).\n\n",
-		when.UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	fmt.Fprintf(&b, "Cluster: a fresh test-bed (etcd and kube-apiserver on 127.0.0.1) seeded with %d lock Leases in %d namespaces, "+
-		"%d of them held (stale with the pod gone or Failed, live, foreign, unknown), the matching CAPTF objects and `captf-run-*` leases, "+
-		"runner pods in several phases and %d unrelated pods; seeding took %s. Medians of %d runs (%d for the loop), interleaved.\n\n",
-		r.Config.Leases, r.Config.Namespaces, r.Held, r.Config.Unrelated, r.Seeding.Round(time.Second), r.Config.Runs, r.Config.LoopRuns)
-	b.WriteString("| command | wall time | peak memory | API requests | time vs `get leases` | memory vs `get leases` |\n|---|---|---|---|---|---|\n")
-	for _, x := range r.Rows {
-		m := x.Median
-		fmt.Fprintf(&b, "| %s | %s | %d MB | %d | %.2f | %.2f |\n", x.Command, m.Wall.Round(time.Millisecond), m.PeakKB/1024, m.Requests,
-			float64(m.Wall)/float64(base.Wall), float64(m.PeakKB)/float64(base.PeakKB))
-	}
-	loop, locks, explain := row["loop"].Median, row["locks"].Median, row["explain"].Median
-	fmt.Fprintf(&b, "\nThe manual loop takes %.0fx the wall time of `locks -A` (which classifies all %d locks) and %.0fx that of `explain`.\n",
-		float64(loop.Wall)/float64(locks.Wall), r.Config.Leases, float64(loop.Wall)/float64(explain.Wall))
-	return b.String()
 }

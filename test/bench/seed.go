@@ -26,10 +26,17 @@ type Config struct {
 	Runs       int     // runs of each command; medians are reported
 	Loop       int     // held locks walked by the manual runbook loop
 	LoopRuns   int
+	// Curve are the other lock counts of the growth curve, each measured
+	// on a fresh cluster of the same shape, CurveRuns runs each.
+	Curve     []int
+	CurveRuns int
+	// PageRuns are the runs of locks -A at each page size (0: none).
+	PageRuns int
 }
 
 // Default is the cluster: 10,000 locks in 100 namespaces, 20% held.
-var Default = Config{Leases: 10000, Namespaces: 100, Held: 0.2, Unrelated: 3000, Runs: 5, Loop: 200, LoopRuns: 3}
+var Default = Config{Leases: 10000, Namespaces: 100, Held: 0.2, Unrelated: 3000, Runs: 5, Loop: 200, LoopRuns: 3,
+	Curve: []int{1000, 50000}, CurveRuns: 3, PageRuns: 3}
 
 // lockKind is what a seeded lock is.
 type lockKind int
