@@ -44,7 +44,7 @@ func TestCompleteAndValidateErrors(t *testing.T) {
 		{[]string{"unlock", "--all-stale", "--id", "x"}, "--all-stale clears only Stale locks"},
 		{[]string{"unlock", "terraformcluster/demo", "-A"}, "-A goes with --all-stale"},
 		{[]string{"unlock", "terraformcluster/demo", "-o", "wide"}, "allowed formats are: json, name, yaml"},
-		{[]string{"version", "-o", "wide"}, `--output must be json or yaml, not "wide"`},
+		{[]string{"version", "-o", "wide"}, `allowed formats are: json, yaml`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			w := verdictsWorld()
