@@ -64,7 +64,7 @@ type protoObject[T any] interface {
 }
 
 // eachTyped lists a built-in resource, handing each item to fn, decoded
-// into a fresh object of its own. fallback is the typed client's List, for
+// into a fresh object of its own, without its managedFields. fallback is the typed client's List, for
 // a client that cannot stream.
 func eachTyped[T any, P protoObject[T]](ctx context.Context, i *Inspector, p listPath, selector string, restart func(),
 	fallback func(context.Context, metav1.ListOptions) (runtime.Object, error), fn func(P) error) error {
@@ -72,11 +72,14 @@ func eachTyped[T any, P protoObject[T]](ctx context.Context, i *Inspector, p lis
 	if rc == nil {
 		return i.each(ctx, fallback, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error { return fn(o.(P)) })
 	}
+	var scratch []byte
 	return i.stream(ctx, rc, p, selector, restart, func(b []byte, proto bool) error {
 		obj := P(new(T))
 		var err error
 		if proto {
-			err = obj.Unmarshal(b)
+			if scratch, err = withoutManagedFields(b, scratch); err == nil {
+				err = obj.Unmarshal(scratch)
+			}
 		} else {
 			err = json.Unmarshal(b, obj)
 		}

@@ -133,3 +133,46 @@ func TestPodFactKeepsTheDeath(t *testing.T) {
 		t.Errorf("a running pod keeps its status")
 	}
 }
+
+// Leaving managedFields out changes nothing else of an object.
+func TestWithoutManagedFields(t *testing.T) {
+	l := leaseList(1, "").Items[0]
+	p := pod("default", demoPod, corev1.PodFailed, true)
+	p.ManagedFields, p.Annotations, p.Finalizers = l.ManagedFields, map[string]string{"a": "b"}, []string{"x"}
+	p.Spec.NodeName, p.Status.Reason = "node-1", "Evicted"
+	for _, obj := range []interface {
+		Marshal() ([]byte, error)
+		Unmarshal([]byte) error
+	}{&l, p} {
+		b, err := obj.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stripped, err := withoutManagedFields(b, make([]byte, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, want any
+		switch o := obj.(type) {
+		case *coordinationv1.Lease:
+			var x coordinationv1.Lease
+			err, got = x.Unmarshal(stripped), &x
+			w := o.DeepCopy()
+			w.ManagedFields, want = nil, w
+		case *corev1.Pod:
+			var x corev1.Pod
+			err, got = x.Unmarshal(stripped), &x
+			w := o.DeepCopy()
+			w.ManagedFields, want = nil, w
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%v:\n%+v\nwant\n%+v", err, got, want)
+		}
+		if len(stripped) >= len(b) {
+			t.Errorf("%d bytes of %d: nothing left out", len(stripped), len(b))
+		}
+		if _, err := withoutManagedFields(b[:len(b)-3], nil); err == nil {
+			t.Error("a truncated object parsed")
+		}
+	}
+}
