@@ -14,10 +14,6 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
-// kubectlBin is the real kubectl, which completes a plugin's arguments
-// (1.26 and later) through the kubectl_complete-<plugin> shim on PATH.
-const kubectlBin = "/usr/bin/kubectl"
-
 // pathWithPlugin is PATH with the built plugin (and the shim, once
 // installed) first, as a user's PATH has them.
 func pathWithPlugin() string {
@@ -59,7 +55,9 @@ func kubectlComplete(t *testing.T, path string, args ...string) ([]string, strin
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kubectlBin, append([]string{"__complete", "captf"}, args...)...)
+	// The real kubectl completes a plugin's arguments (1.26 and later)
+	// through the kubectl_complete-<plugin> shim on PATH.
+	cmd := exec.CommandContext(ctx, needKubectl(t), append([]string{"__complete", "captf"}, args...)...)
 	cmd.Env = withEnv(map[string]string{"PATH": path, "KUBECONFIG": bed.Kubeconfig})
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

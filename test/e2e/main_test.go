@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,12 +46,31 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(workDir)
 	binDir = filepath.Join(workDir, "bin")
 	plugin = filepath.Join(binDir, "kubectl-captf")
-	build := exec.Command("go", "build", "-o", plugin, "github.com/captf-io/kubectl-captf/cmd/kubectl-captf")
+	args := []string{"build", "-o", plugin}
+	if raceEnabled {
+		args = append(args, "-race")
+		// Every plugin process, however a test starts it (directly,
+		// through kubectl or a k9s plugin's command), writes its race
+		// reports to raceDir/report.<pid>: a race is caught even when the
+		// plugin exits with its own non-zero code, which hides the race
+		// detector's exit code 66. atexit_sleep_ms=0: the detector's
+		// default second of sleep at every exit (for races of goroutines
+		// still running then) would make the suite four times as slow, for
+		// hundreds of short runs.
+		raceDir = filepath.Join(workDir, "race")
+		if err := os.Mkdir(raceDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0 log_path="+filepath.Join(raceDir, "report")))
+	}
+	build := exec.Command("go", append(args, "github.com/captf-io/kubectl-captf/cmd/kubectl-captf")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the plugin:", err)
 		return 1
 	}
+	kubectlBin, kubectlErr = findKubectl()
 	start := time.Now()
 	bed, err = testbed.Start(ctx, testbed.Options{})
 	if err != nil {
@@ -70,7 +90,79 @@ func run(m *testing.M) int {
 		return 1
 	}
 	tofu = testbed.Terraform{Bin: filepath.Join(bins, "tofu"), Kubeconfig: bed.Kubeconfig, Dir: workDir}
-	return m.Run()
+	code := m.Run()
+	// Races of plugin processes no test checked by pid (a watch it
+	// killed, a plugin kubectl ran) fail the run here.
+	if raceDir != "" {
+		leftover, _ := filepath.Glob(filepath.Join(raceDir, "report.*"))
+		for _, f := range leftover {
+			b, _ := os.ReadFile(f)
+			fmt.Fprintf(os.Stderr, "FAIL: data race in a plugin process (%s):\n%s\n", filepath.Base(f), b)
+			code = 1
+		}
+	}
+	return code
+}
+
+// raceDir holds the race reports of the plugin processes when the tests
+// run with -race; empty otherwise.
+var raceDir string
+
+// checkRace fails the test if the plugin process pid reported a data race,
+// in the file the race detector wrote or on the stderr the test read.
+func checkRace(t *testing.T, pid int, stderr string) {
+	t.Helper()
+	if strings.Contains(stderr, "WARNING: DATA RACE") {
+		t.Errorf("the plugin (pid %d) reported a data race:\n%s", pid, stderr)
+	}
+	if raceDir == "" {
+		return
+	}
+	f := filepath.Join(raceDir, fmt.Sprintf("report.%d", pid))
+	if b, err := os.ReadFile(f); err == nil {
+		t.Errorf("the plugin (pid %d) reported a data race:\n%s", pid, b)
+		os.Remove(f)
+	}
+}
+
+// kubectlBin is the real kubectl, found on PATH before any test changes
+// PATH; kubectlErr says why there is none fit for the tests.
+var (
+	kubectlBin string
+	kubectlErr error
+)
+
+// findKubectl looks for kubectl 1.26 or later on PATH: the first to
+// complete a plugin's arguments through its kubectl_complete-<plugin> shim.
+func findKubectl() (string, error) {
+	bin, err := exec.LookPath("kubectl")
+	if err != nil {
+		return "", fmt.Errorf("kubectl is not on PATH (.ci/run installs it): %w", err)
+	}
+	out, err := exec.Command(bin, "version", "--client", "-o", "json").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s version --client: %w", bin, err)
+	}
+	var v struct {
+		ClientVersion struct{ GitVersion string } `json:"clientVersion"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return "", fmt.Errorf("%s version --client -o json: %w", bin, err)
+	}
+	var minor int
+	if _, err := fmt.Sscanf(v.ClientVersion.GitVersion, "v1.%d", &minor); err != nil || minor < 26 {
+		return "", fmt.Errorf("%s is kubectl %s: the tests need 1.26 or later, which completes plugins (.ci/run installs it)", bin, v.ClientVersion.GitVersion)
+	}
+	return bin, nil
+}
+
+// needKubectl is the real kubectl; the test fails without it.
+func needKubectl(t *testing.T) string {
+	t.Helper()
+	if kubectlErr != nil {
+		t.Fatal(kubectlErr)
+	}
+	return kubectlBin
 }
 
 // result is one run of the plugin binary.
@@ -97,6 +189,7 @@ func captf(t *testing.T, kubeconfig string, args ...string) result {
 	case err != nil:
 		t.Fatalf("running the plugin: %v", err)
 	}
+	checkRace(t, cmd.Process.Pid, r.err)
 	return r
 }
 
@@ -152,6 +245,11 @@ func interrupt(t *testing.T, cmd *exec.Cmd) int {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
+		var stderr string
+		if b, ok := cmd.Stderr.(*bytes.Buffer); ok {
+			stderr = b.String()
+		}
+		checkRace(t, cmd.Process.Pid, stderr)
 		return cmd.ProcessState.ExitCode()
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()

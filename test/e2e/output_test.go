@@ -203,11 +203,7 @@ func TestUnreachableServer(t *testing.T) {
 // kubectl finds the plugin on PATH and runs it as `kubectl captf`.
 func TestKubectlPluginDiscovery(t *testing.T) {
 	seedVerdicts(t)
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH")
-	}
-	cmd := exec.Command(kubectl, "captf", "--kubeconfig", kubeconfigIn(t, verdictsNS), "locks", "--no-headers")
+	cmd := exec.Command(needKubectl(t), "captf", "--kubeconfig", kubeconfigIn(t, verdictsNS), "locks", "--no-headers")
 	cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || !regexp.MustCompile(`terraformcluster/stale-gone +Stale +root@`).Match(out) {

@@ -183,7 +183,7 @@ func TestOutputMatchesSchemas(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); checkRace(t, cmd.Process.Pid, "") }()
 	docs := make(chan json.RawMessage)
 	go func() {
 		defer close(docs)
