@@ -2,13 +2,19 @@ package cmd
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -104,9 +110,24 @@ func TestLocksContexts(t *testing.T) {
 	w := verdictsWorld()
 	f, _ := w.factory()
 	f.forContext = func(cfg *rest.Config) (*clients, error) { return f.clients, nil }
-	res := captf(t, f, "locks", "--all-contexts", "--verdict", "Stale")
+	res := captf(t, f, "locks", "--contexts", "test", "--verdict", "Stale")
 	if res.code != 0 || !strings.HasPrefix(res.out, "CONTEXT   OBJECT") || !strings.Contains(res.out, "test      terraformmachine/web-1   Stale") {
-		t.Errorf("--all-contexts: exit %d\n%s%s", res.code, res.out, res.err)
+		t.Errorf("--contexts test: exit %d\n%s%s", res.code, res.out, res.err)
+	}
+	// other's cluster cannot be read: a marked row under the same columns.
+	f.forContext = func(cfg *rest.Config) (*clients, error) {
+		if strings.Contains(cfg.Host, "127.0.0.2") {
+			return nil, errNoCluster
+		}
+		return f.clients, nil
+	}
+	res = captf(t, f, "locks", "--all-contexts", "-A", "-o", "wide", "--verdict", "Stale")
+	rows := strings.Split(strings.TrimSpace(res.out), "\n")
+	if res.code != 0 || len(rows) != 3 || !strings.Contains(res.err, "Warning: context other: no cluster here") {
+		t.Fatalf("--all-contexts with one unreadable: exit %d\n%s%s", res.code, res.out, res.err)
+	}
+	if got := strings.Fields(rows[2]); strings.Join(got[:4], " ") != "other <none> <none> <error>" || got[len(got)-3] != "no" {
+		t.Errorf("the unreadable context's row: %q", rows[2])
 	}
 	res = captf(t, f, "locks", "--contexts", "nosuch")
 	if res.code != 1 || !strings.Contains(res.err, `context "nosuch" is not in the kubeconfig`) {
@@ -175,6 +196,44 @@ func TestVersion(t *testing.T) {
 		}
 		if res := captf(t, &factory{}, args...); res.code != 0 || !strings.Contains(res.out, c.want) {
 			t.Errorf("version %s: %+v", c.format, res)
+		}
+	}
+}
+
+// A watch whose first list is refused ends at once with that error, as a
+// plain listing does, instead of retrying forever behind a blank screen.
+func TestWatchListRefused(t *testing.T) {
+	for _, resource := range []string{"leases", "pods"} {
+		t.Run(resource, func(t *testing.T) {
+			f, kube := verdictsWorld().factory()
+			kube.PrependReactor("list", resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "", errors.New("RBAC says no"))
+			})
+			done := make(chan ran, 1)
+			go func() { done <- captf(t, f, "locks", "-w") }()
+			select {
+			case res := <-done:
+				if res.code != ExitError || !strings.HasPrefix(res.err, "error: cannot list "+resource) || strings.Count(res.err, "\n") != 1 || res.out != "" {
+					t.Errorf("exit %d, stdout %q, stderr %q", res.code, res.out, res.err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the watch still runs 30 s after its list was refused")
+			}
+		})
+	}
+}
+
+// json, yaml and name say each failed lock on stderr: their stdout has no
+// room for it.
+func TestUnlockFailureOnStderr(t *testing.T) {
+	for _, format := range []string{"name", "json"} {
+		f, kube := verdictsWorld().factory()
+		kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewBadRequest("boom")
+		})
+		res := captf(t, f, "unlock", "--all-stale", "--confirm", "-o", format)
+		if res.code != ExitError || !strings.Contains(res.err, "error: lock-tfstate-default-2f32fa8c86da1c86-m: boom") {
+			t.Errorf("-o %s: exit %d, stderr %q", format, res.code, res.err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -52,9 +53,9 @@ func (f *tableFlags) validate() error {
 	return fmt.Errorf("--color must be one of auto, always, never, not %q", f.color)
 }
 
-// useColor decides from the real writer and the flag: cli-runtime's
-// printers colour only on a terminal, with NO_COLOR unset and TERM not
-// "dumb".
+// useColor decides from the real writer and the flag: colour only on a
+// terminal (as cli-runtime's printers tell one), with NO_COLOR unset or
+// empty (no-color.org) and TERM not "dumb".
 func (f *tableFlags) useColor(w io.Writer) bool {
 	switch f.color {
 	case colorAlways:
@@ -62,7 +63,7 @@ func (f *tableFlags) useColor(w io.Writer) bool {
 	case colorNever:
 		return false
 	}
-	return printers.AllowsColorOutput(w)
+	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && printers.IsTerminal(w)
 }
 
 // Colour modes of --color.
@@ -155,6 +156,14 @@ func prefixed(cells []string, o tableOptions, namespace, context, event string) 
 // render pads every cell to its column's width, remembered from the first
 // table, and lets tablewriter lay the rows out.
 func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	for _, r := range rows {
+		for i := range r {
+			r[i] = strings.TrimSpace(r[i]) // the padding is the table's alone
+		}
+	}
 	if p.widths == nil {
 		p.widths = make([]int, len(header(p.opts)))
 		for _, r := range rows {
@@ -199,17 +208,14 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 	return nil
 }
 
-// failedContextRow marks a context that could not be read.
+// failedContextRow marks a context that could not be read: <error> as
+// its verdict, the error as its reason.
 func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
-	cells := make([]string, len(header(o)))
-	for i := range cells {
-		cells[i] = "<none>"
-	}
-	cells[0], cells[1] = escape.Text(f.Context), "<error>"
+	cells := []string{"<none>", "<error>", "<none>", "<none>", "<none>"}
 	if o.wide {
-		cells[len(cells)-1] = escape.Text(f.Error)
+		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", escape.Text(f.Error))
 	}
-	return cells
+	return prefixed(cells, o, "<none>", escape.Text(f.Context), "<none>")
 }
 
 func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string {

@@ -261,7 +261,8 @@ func (o *UnlockOptions) printOne(out *unlock.Outcome) error {
 		if err := o.printer.PrintObj(printable(out), o.Out); err != nil {
 			return err
 		}
-	} else if out.Action == v1alpha1.Failed {
+	}
+	if !o.print.isHuman() && out.Action == v1alpha1.Failed {
 		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), escape.Text(out.Message))
 	}
 	warn(o.ErrOut, "", out.Warnings)

@@ -146,13 +146,16 @@ func (w *world) factory() (*factory, *fake.Clientset) {
 	return f, kube
 }
 
-// kubeconfig has one context, "test", in the world's namespace; its
-// server is never contacted, the clients are fakes.
+// kubeconfig has two contexts, "test" and "other", in the world's
+// namespace; their servers are never contacted, the clients are fakes.
 func (w *world) kubeconfig() clientcmd.ClientConfig {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
 	cfg.AuthInfos["test"] = &clientcmdapi.AuthInfo{}
 	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "test", Namespace: w.ns}
+	// other is a second cluster, for --contexts.
+	cfg.Clusters["other"] = &clientcmdapi.Cluster{Server: "https://127.0.0.2:1"}
+	cfg.Contexts["other"] = &clientcmdapi.Context{Cluster: "other", AuthInfo: "test", Namespace: w.ns}
 	cfg.CurrentContext = "test"
 	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{})
 }

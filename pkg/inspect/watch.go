@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -60,13 +61,35 @@ func (i *Inspector) Watch(ctx context.Context, s Scope, initial func(*Report) er
 	if _, err := pi.AddEventHandler(queueing(q, podKey)); err != nil {
 		return err
 	}
+	// A list that fails before the first sync (RBAC, an unreachable server)
+	// ends the watch with that error, as a plain listing would; the
+	// reflector would otherwise retry it forever, printing nothing. Later
+	// failures are retried: the informers relist and nothing is missed.
+	var syncErr error
+	var syncOnce sync.Once
+	failed := func(resource string) cache.WatchErrorHandler {
+		return func(_ *cache.Reflector, err error) {
+			syncOnce.Do(func() {
+				syncErr = readError("list", resource, s.Namespace, err)
+				cancel()
+			})
+		}
+	}
+	if err := li.SetWatchErrorHandler(failed("leases")); err != nil {
+		return err
+	}
+	if err := pi.SetWatchErrorHandler(failed("pods")); err != nil {
+		return err
+	}
 	leases.Start(ctx.Done())
 	pods.Start(ctx.Done())
 	defer leases.Shutdown()
 	defer pods.Shutdown()
 	defer cancel() // before the Shutdowns, which wait for the informers
-	if !cache.WaitForCacheSync(ctx.Done(), li.HasSynced, pi.HasSynced) {
-		return nil // ended by ctx
+	ok := cache.WaitForCacheSync(ctx.Done(), li.HasSynced, pi.HasSynced)
+	syncOnce.Do(func() {}) // from here on, a failed list is retried
+	if !ok {
+		return syncErr // nil when ctx ended it
 	}
 	rep, err := i.Locks(ctx, s)
 	if err != nil {
@@ -75,13 +98,13 @@ func (i *Inspector) Watch(ctx context.Context, s Scope, initial func(*Report) er
 	if err := initial(rep); err != nil {
 		return err
 	}
-	w := &watcher{in: i, scope: s, last: map[string]Result{}, byHost: map[string]map[string]bool{}, changed: changed}
+	w := &watcher{in: i, scope: s, leases: li.GetIndexer(), last: map[string]Result{}, byHost: map[string]map[string]bool{}, changed: changed}
 	for _, r := range rep.Results {
 		w.remember(r)
 	}
 	for {
 		k, shutdown := q.Get()
-		if shutdown {
+		if shutdown || ctx.Err() != nil {
 			return nil
 		}
 		err := w.handle(ctx, k)
@@ -92,23 +115,24 @@ func (i *Inspector) Watch(ctx context.Context, s Scope, initial func(*Report) er
 	}
 }
 
-// watchKey is one queued change: a lock Lease, or a runner pod.
+// watchKey is one queued change: a lock Lease, or a runner pod. It says
+// only which: whether a Lease is gone is decided when the key is handled,
+// from the informer's store, so that keys the queue merges (an update,
+// then a deletion and a re-creation) still end in what is there now.
 type watchKey struct {
 	pod             bool
 	namespace, name string
-	// deleted: the informer saw the Lease go (or leave the selector).
-	deleted bool
 }
 
-func leaseKey(obj any, deleted bool) (watchKey, bool) {
+func leaseKey(obj any) (watchKey, bool) {
 	l, ok := obj.(*coordinationv1.Lease)
 	if !ok || !IsLockLease(l.Name) {
 		return watchKey{}, false
 	}
-	return watchKey{namespace: l.Namespace, name: l.Name, deleted: deleted}, true
+	return watchKey{namespace: l.Namespace, name: l.Name}, true
 }
 
-func podKey(obj any, _ bool) (watchKey, bool) {
+func podKey(obj any) (watchKey, bool) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
 		return watchKey{}, false
@@ -118,23 +142,23 @@ func podKey(obj any, _ bool) (watchKey, bool) {
 
 // queueing is an informer handler that queues every change after the
 // informer's own first list; that list is what the first report covers.
-func queueing(q workqueue.TypedInterface[watchKey], keyOf func(obj any, deleted bool) (watchKey, bool)) cache.ResourceEventHandler {
-	add := func(obj any, deleted bool) {
+func queueing(q workqueue.TypedInterface[watchKey], keyOf func(obj any) (watchKey, bool)) cache.ResourceEventHandler {
+	add := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		if k, ok := keyOf(obj, deleted); ok {
+		if k, ok := keyOf(obj); ok {
 			q.Add(k)
 		}
 	}
 	return cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj any, initialList bool) {
 			if !initialList {
-				add(obj, false)
+				add(obj)
 			}
 		},
-		UpdateFunc: func(_, obj any) { add(obj, false) },
-		DeleteFunc: func(obj any) { add(obj, true) },
+		UpdateFunc: func(_, obj any) { add(obj) },
+		DeleteFunc: add,
 	}
 }
 
@@ -143,6 +167,9 @@ func queueing(q workqueue.TypedInterface[watchKey], keyOf func(obj any, deleted 
 type watcher struct {
 	in    *Inspector
 	scope Scope
+	// leases is the lease informer's store: a Lease not in it is gone, or
+	// has left the selector.
+	leases cache.Store
 	// last is each lock's last result, by namespace/name; byHost maps a
 	// holder pod (namespace/name) to the locks it holds.
 	last    map[string]Result
@@ -168,14 +195,14 @@ func (w *watcher) remember(r Result) {
 // handle re-checks the locks a queued change touches.
 func (w *watcher) handle(ctx context.Context, k watchKey) error {
 	if !k.pod {
-		return w.recheck(ctx, k.namespace, k.name, k.deleted)
+		return w.recheck(ctx, k.namespace, k.name)
 	}
 	for lk := range w.byHost[key(k.namespace, k.name)] {
 		l := w.last[lk].Facts.Lease
 		if l.Name == "" {
 			continue
 		}
-		if err := w.recheck(ctx, l.Namespace, l.Name, false); err != nil {
+		if err := w.recheck(ctx, l.Namespace, l.Name); err != nil {
 			return err
 		}
 	}
@@ -183,11 +210,14 @@ func (w *watcher) handle(ctx context.Context, k watchKey) error {
 }
 
 // recheck re-reads one lock and reports it when what a reader sees
-// changed; a lock that is gone is reported deleted.
-func (w *watcher) recheck(ctx context.Context, ns, name string, deleted bool) error {
+// changed; a lock that is gone (or has left the selector) is reported
+// deleted.
+func (w *watcher) recheck(ctx context.Context, ns, name string) error {
 	k := key(ns, name)
 	prev, known := w.last[k]
 	var r *Result
+	_, present, err := w.leases.GetByKey(k)
+	deleted := err == nil && !present
 	if !deleted {
 		var err error
 		r, _, err = w.in.Lock(ctx, ns, name)
