@@ -126,7 +126,7 @@ func TestLocksContexts(t *testing.T) {
 	if res.code != 0 || len(rows) != 3 || !strings.Contains(res.err, "Warning: context other: no cluster here") {
 		t.Fatalf("--all-contexts with one unreadable: exit %d\n%s%s", res.code, res.out, res.err)
 	}
-	if got := strings.Fields(rows[2]); strings.Join(got[:4], " ") != "other <none> <none> <error>" || got[len(got)-3] != "no" {
+	if got := strings.Fields(rows[2]); strings.Join(got[:4], " ") != "other <none> <error> <none>" || got[len(got)-3] != "no" {
 		t.Errorf("the unreadable context's row: %q", rows[2])
 	}
 	res = captf(t, f, "locks", "--contexts", "nosuch")

@@ -208,10 +208,10 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 	return nil
 }
 
-// failedContextRow marks a context that could not be read: <error> as
-// its verdict, the error as its reason.
+// failedContextRow marks a context that could not be read: <error> where
+// its objects would be, the error as its reason.
 func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
-	cells := []string{"<none>", "<error>", "<none>", "<none>", "<none>"}
+	cells := []string{"<error>", "<none>", "<none>", "<none>", "<none>"}
 	if o.wide {
 		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", escape.Text(f.Error))
 	}
