@@ -67,6 +67,7 @@ func NewLocksOptions(f *factory, streams genericiooptions.IOStreams) *LocksOptio
 	o := &LocksOptions{factory: f, IOStreams: streams, table: tableFlags{color: colorAuto}, ContextTimeout: 30 * time.Second}
 	o.print = newPrintFlags(o.tablePrinter, dedupe(append([]string{"wide", "name"}, genericclioptions.NewPrintFlags("").AllowedFormats()...))...)
 	o.print.asName = lockLeaseNames
+	o.print.streamLists = true
 	return o
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,9 @@ type printFlags struct {
 	// `kubectl get leases -o name` prints them, so that the names feed
 	// kubectl and kubectl captf alike.
 	asName func(runtime.Object) []runtime.Object
+	// streamLists writes -o json of a LockList item by item, with the
+	// bytes cli-runtime's JSON printer would write.
+	streamLists bool
 }
 
 func newPrintFlags(human func(wide bool) printers.ResourcePrinter, formats ...string) *printFlags {
@@ -67,6 +71,14 @@ func (f *printFlags) ToPrinter() (printers.ResourcePrinter, error) {
 	p, err := f.PrintFlags.ToPrinter()
 	if err != nil {
 		return nil, err
+	}
+	if format == "json" && f.streamLists {
+		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
+			if l, ok := obj.(*v1alpha1.LockList); ok {
+				return writeLockList(w, l)
+			}
+			return p.PrintObj(obj, w)
+		}), nil
 	}
 	if format == "name" {
 		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
