@@ -86,34 +86,12 @@ type clients struct {
 	metadata  metadata.Interface
 }
 
-// newClients builds every client from one rest.Config, with one policy.
+// newClients builds every client from one rest.Config, with the engine's
+// one policy (inspect.ForConfig).
 func newClients(cfg *rest.Config) (*clients, error) {
-	cfg = rest.CopyConfig(cfg)
-	// client-go's default of 5 requests a second would make the holder-pod
-	// GETs of a cluster with many stale locks crawl; the server's priority
-	// and fairness still guards it.
-	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100
-	}
-	// Built-in types travel as protobuf: decoding tens of thousands of
-	// Leases and pods is several times cheaper than JSON.
-	typed := rest.CopyConfig(cfg)
-	typed.ContentType = "application/vnd.kubernetes.protobuf"
-	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(typed)
+	in, err := inspect.ForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &clients{
-		inspector: &inspect.Inspector{Client: kube, Metadata: meta, Dynamic: dyn},
-		kube:      kube, dynamic: dyn, metadata: meta,
-	}, nil
+	return &clients{inspector: in, kube: in.Client, dynamic: in.Dynamic, metadata: in.Metadata}, nil
 }

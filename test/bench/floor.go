@@ -11,10 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -108,18 +104,7 @@ func pageSizes(ctx context.Context, bed *testbed.Cluster, runs int, log io.Write
 			return rt.RoundTrip(r)
 		})
 	})
-	typed := rest.CopyConfig(cfg)
-	typed.ContentType = protobufType
-	typed.AcceptContentTypes = protobufType + ",application/json"
-	client, err := kubernetes.NewForConfig(typed)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	built, err := inspect.ForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +112,7 @@ func pageSizes(ctx context.Context, bed *testbed.Cluster, runs int, log io.Write
 	results := make([][]Measurement, len(sizes))
 	for run := 0; run < runs; run++ {
 		for n, size := range sizes {
-			in := &inspect.Inspector{Client: client, Metadata: meta, Dynamic: dyn, PageSize: size}
+			in := &inspect.Inspector{Client: built.Client, Metadata: built.Metadata, Dynamic: built.Dynamic, PageSize: size}
 			requests.Store(0)
 			start := time.Now()
 			if _, err := in.Locks(ctx, inspect.Scope{}); err != nil {
