@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -65,7 +64,8 @@ type LocksOptions struct {
 // NewLocksOptions are the options with their defaults.
 func NewLocksOptions(f *factory, streams genericiooptions.IOStreams) *LocksOptions {
 	o := &LocksOptions{factory: f, IOStreams: streams, table: tableFlags{color: colorAuto}, ContextTimeout: 30 * time.Second}
-	o.print = newPrintFlags(o.tablePrinter, dedupe(append([]string{"wide", "name"}, genericclioptions.NewPrintFlags("").AllowedFormats()...))...)
+	o.print = newPrintFlags(o.tablePrinter)
+	o.print.formats = dedupe(append([]string{"wide", "name"}, o.print.AllowedFormats()...))
 	o.print.asName = lockLeaseNames
 	o.print.streamLists = true
 	return o

@@ -134,6 +134,18 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// workstationLock is terraformmachine/db's lock, held from a workstation
+// (Foreign) with the given ID; it returns the Lease's name.
+func workstationLock(t *testing.T, ns, id string) string {
+	t.Helper()
+	r := newObject(t, ns, object.TerraformMachine, "db")
+	info := testbed.LockInfo(id, "root@workstation", time.Now())
+	if _, err := admin.LockLease(context.Background(), ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
+		t.Fatal(err)
+	}
+	return object.LockLeaseName("default", r.Suffix())
+}
+
 // lockList is the test's own answer to the plugin's list of the Leases:
 // the real list, read as admin, encoded as the server would.
 func lockList(ctx context.Context, w http.ResponseWriter, ns string) error {
@@ -159,15 +171,8 @@ func firstRead(r *http.Request) bool {
 // released, all before the plugin prints anything; the watch must then
 // print it MODIFIED, Unlocked. No sleep: the proxy acts at that exact point.
 func TestWatchSeesChangeAfterFirstRead(t *testing.T) {
-	ctx := context.Background()
 	ns := "watchgap"
-	r := newObject(t, ns, object.TerraformMachine, "db")
-	id := "11111111-2222-3333-4444-555555555555"
-	info := testbed.LockInfo(id, "root@workstation", time.Now())
-	if _, err := admin.LockLease(ctx, ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
-		t.Fatal(err)
-	}
-	name := object.LockLeaseName("default", r.Suffix())
+	name := workstationLock(t, ns, "11111111-2222-3333-4444-555555555555")
 	var once sync.Once
 	kc := newProxy(t, ns, func(w http.ResponseWriter, req *http.Request, _ int) bool {
 		if !firstRead(req) {
@@ -217,13 +222,7 @@ func TestWatchSeesChangeAfterFirstRead(t *testing.T) {
 func TestWatchCtrlCDuringRecheck(t *testing.T) {
 	ctx := context.Background()
 	ns := "watchctrlc"
-	r := newObject(t, ns, object.TerraformMachine, "db")
-	id := "11111111-2222-3333-4444-666666666666"
-	info := testbed.LockInfo(id, "root@workstation", time.Now())
-	if _, err := admin.LockLease(ctx, ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
-		t.Fatal(err)
-	}
-	name := object.LockLeaseName("default", r.Suffix())
+	name := workstationLock(t, ns, "11111111-2222-3333-4444-666666666666")
 	held, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
 	var once sync.Once
