@@ -304,6 +304,29 @@ func withoutManagedFields(b, out []byte) ([]byte, error) {
 	return out, err
 }
 
+// protoName reads an object's name from its protobuf (field 1 of its
+// ObjectMeta, which is its field 1) without decoding the rest; ok is false
+// when b does not parse as far as the name.
+func protoName(b []byte) (name string, ok bool) {
+	_ = eachRawField(b, func(field int, _, meta []byte) error {
+		if field != 1 || meta == nil {
+			return nil
+		}
+		_ = eachRawField(meta, func(field int, _, v []byte) error {
+			if field == 1 && v != nil {
+				name, ok = string(v), true
+				return errFound
+			}
+			return nil
+		})
+		return errFound
+	})
+	return name, ok
+}
+
+// errFound stops eachRawField once the field sought is read.
+var errFound = errors.New("found")
+
 // eachRawField calls fn with each field of a protobuf message: its number,
 // its bytes (tag included) and, for a length-delimited field, its payload.
 func eachRawField(b []byte, fn func(field int, whole, payload []byte) error) error {

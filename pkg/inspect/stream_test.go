@@ -176,3 +176,29 @@ func TestWithoutManagedFields(t *testing.T) {
 		}
 	}
 }
+
+// protoName reads the name that decoding gives, of any object, and says
+// when it cannot, so that the item is decoded and its error reported.
+func TestProtoName(t *testing.T) {
+	l := leaseList(1, "").Items[0]
+	p := pod("default", demoPod, corev1.PodFailed, true)
+	p.ManagedFields = l.ManagedFields
+	for _, obj := range []interface {
+		Marshal() ([]byte, error)
+		GetName() string
+	}{&l, p} {
+		b, err := obj.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name, ok := protoName(b); !ok || name != obj.GetName() {
+			t.Errorf("protoName = %q, %v; want %q", name, ok, obj.GetName())
+		}
+		if name, ok := protoName(b[:3]); ok {
+			t.Errorf("a cut object gave the name %q", name)
+		}
+	}
+	if name, ok := protoName(nil); ok {
+		t.Errorf("no object gave the name %q", name)
+	}
+}
