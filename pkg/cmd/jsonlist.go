@@ -5,16 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 )
 
 // writeLockList writes a LockList as cli-runtime's JSON printer does
-// (json.MarshalIndent with four spaces, then a newline), but one item at a
-// time, straight to the stream: the printer builds the whole document,
-// and an indented copy of it, before writing a byte, which at ten
-// thousand locks is most of the command's memory. Each item is dropped
-// from the list once written.
+// (json.MarshalIndent with four spaces, then a newline), but one chunk of
+// items at a time, straight to the stream: the printer builds the whole
+// document, and an indented copy of it, before writing a byte, which at
+// ten thousand locks is most of the command's memory. Each item is dropped
+// from the list once encoded.
 func writeLockList(out io.Writer, list *v1alpha1.LockList) error {
 	items := list.Items
 	shell := *list
@@ -30,21 +31,76 @@ func writeLockList(out io.Writer, list *v1alpha1.LockList) error {
 		_, _ = w.Write(head)
 	} else {
 		_, _ = w.Write(head[:at+len(empty)-1]) // up to and with the "["
-		for n := range items {
-			b, err := json.MarshalIndent(&items[n], "        ", "    ")
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				_ = w.WriteByte(',')
-			}
-			_, _ = w.WriteString("\n        ")
-			_, _ = w.Write(b)
-			items[n] = v1alpha1.Lock{}
+		if err := writeItems(w, items); err != nil {
+			return err
 		}
 		_, _ = w.WriteString("\n    ]")
 		_, _ = w.Write(head[at+len(empty):])
 	}
 	_ = w.WriteByte('\n')
 	return w.Flush() // the writer keeps the first error and returns it here
+}
+
+// itemsPerChunk is how many items one goroutine encodes at a time.
+const itemsPerChunk = 256
+
+// writeItems writes the items as the printer indents them inside the
+// list, comma-separated. Encoding is most of the time the command spends
+// after its reads, and the reads have left every core idle by then: the
+// chunks are encoded concurrently, at most two per core ahead of the
+// writer, and written in order.
+func writeItems(w *bufio.Writer, items []v1alpha1.Lock) error {
+	type encoded struct {
+		b   []byte
+		err error
+	}
+	chunks := make([]chan encoded, (len(items)+itemsPerChunk-1)/itemsPerChunk)
+	for c := range chunks {
+		chunks[c] = make(chan encoded, 1)
+	}
+	ahead := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for c := range chunks {
+			select {
+			case ahead <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() {
+				b, err := encodeItems(items[c*itemsPerChunk:min((c+1)*itemsPerChunk, len(items))], c == 0)
+				chunks[c] <- encoded{b, err}
+			}()
+		}
+	}()
+	for _, ch := range chunks {
+		e := <-ch
+		<-ahead
+		if e.err != nil {
+			return e.err
+		}
+		if _, err := w.Write(e.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// encodeItems encodes items as the printer indents them, each after a
+// comma unless it is the list's first, and clears them.
+func encodeItems(items []v1alpha1.Lock, first bool) ([]byte, error) {
+	var out []byte
+	for n := range items {
+		b, err := json.MarshalIndent(&items[n], "        ", "    ")
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 || !first {
+			out = append(out, ',')
+		}
+		out = append(append(out, "\n        "...), b...)
+		items[n] = v1alpha1.Lock{}
+	}
+	return out, nil
 }

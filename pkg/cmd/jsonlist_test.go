@@ -2,7 +2,12 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/cli-runtime/pkg/printers"
 
@@ -23,9 +28,17 @@ func TestLockListStreamsAsThePrinterWrites(t *testing.T) {
 	for _, r := range rep.Results {
 		full.Items = append(full.Items, r.Lock())
 	}
+	// Enough items for several chunks, each with its own name, so that
+	// one written out of order shows.
+	many := v1alpha1.NewLockList()
+	for n := range 3*itemsPerChunk + 7 {
+		l := *full.Items[n%len(full.Items)].DeepCopy()
+		l.Name = fmt.Sprintf("%s-%d", l.Name, n)
+		many.Items = append(many.Items, l)
+	}
 	withErrors := full.DeepCopy()
 	withErrors.ContextErrors = []v1alpha1.ContextError{{Context: "down", Error: "cannot list leases: <refused> & \"gone\""}}
-	for name, list := range map[string]*v1alpha1.LockList{"items": full, "empty": v1alpha1.NewLockList(), "context errors": withErrors} {
+	for name, list := range map[string]*v1alpha1.LockList{"items": full, "many": many, "empty": v1alpha1.NewLockList(), "context errors": withErrors} {
 		var want, got bytes.Buffer
 		if err := (&printers.JSONPrinter{}).PrintObj(list.DeepCopy(), &want); err != nil {
 			t.Fatal(err)
@@ -39,5 +52,31 @@ func TestLockListStreamsAsThePrinterWrites(t *testing.T) {
 	}
 	if res := captf(t, f, "locks", "-o", "json"); res.code != 0 || !bytes.Contains([]byte(res.out), []byte(`"verdict": "Stale"`)) {
 		t.Errorf("locks -o json: %+v", res)
+	}
+}
+
+// failingWriter takes n bytes, then fails every write.
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(b []byte) (int, error) {
+	if len(b) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errors.New("broken pipe")
+	}
+	f.n -= len(b)
+	return len(b), nil
+}
+
+// A stream that breaks mid-list ends the command with its error, at once:
+// nothing waits for the chunks not yet written.
+func TestLockListStopsAtABrokenStream(t *testing.T) {
+	list := v1alpha1.NewLockList()
+	for n := range 40 * itemsPerChunk {
+		list.Items = append(list.Items, v1alpha1.Lock{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("lock-%d", n)}})
+	}
+	err := writeLockList(&failingWriter{n: 100 << 10}, list)
+	if err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Fatalf("got %v, want the write's error", err)
 	}
 }

@@ -198,6 +198,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 			return err
 		}
 		warn(o.ErrOut, "", rep.Warnings)
+		list.Items = make([]v1alpha1.Lock, 0, len(rep.Results))
 		for _, r := range rep.Results {
 			list.Items = append(list.Items, r.Lock())
 		}
