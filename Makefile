@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzParseLockInfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzSplitWho$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzLeaseName$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzJSONItems$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzAdvice$$' -fuzztime $(FUZZTIME)
 
 unit:

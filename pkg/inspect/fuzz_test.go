@@ -1,11 +1,15 @@
 package inspect
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
 )
 
 // Whatever a holder writes, parsing never panics, and a parsed Who splits
@@ -93,6 +97,69 @@ func FuzzLeaseName(f *testing.F) {
 		if wsLabel != "" && suffixLabel != "" && rest == wsLabel+"-"+suffixLabel && !captfSuffix.MatchString(rest) &&
 			(l.Workspace != wsLabel || l.Suffix != suffixLabel) {
 			t.Fatalf("labels that agree with the name not taken: %q %q", l.Workspace, l.Suffix)
+		}
+	})
+}
+
+// The JSON list splitter agrees with a JSON decoder on every list the
+// decoder reads: the same items, byte for byte, the same continue token,
+// and the same name, namespace and UID of each item; on anything else it
+// may fail, but never panics.
+func FuzzJSONItems(f *testing.F) {
+	for _, s := range []string{
+		`{"apiVersion":"v1","items":[],"kind":"List","metadata":{"continue":"abc"}}`,
+		`{"items":null}`, `{"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}}]}`,
+		`{"metadata":{"continue":"x\"}"},"items":[{"a":"}\"{[","metadata":{"name":"b\u00e9","x":[1,{"y":null}]}} , {"metadata":{}}]}`,
+		` { "items" : [ { "metadata" : { "name" : "a" , "name" : "b" } } ] } `, `{"items":[1]}`, `{"items":[{]}`, `[]`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var items [][]byte
+		cont, err := jsonItems(bytes.NewReader(b), func(item []byte, proto bool) error {
+			items = append(items, append([]byte(nil), item...))
+			_, _, _, _ = jsonMeta(item)
+			return nil
+		})
+		var want struct {
+			Items    []json.RawMessage `json:"items"`
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+		}
+		if strictErrs, e := kjson.UnmarshalStrict(b, &want, kjson.DisallowDuplicateFields); e != nil || len(strictErrs) > 0 {
+			return // not a list a decoder reads (or one with duplicate keys)
+		}
+		for _, it := range want.Items {
+			if len(it) == 0 || it[0] != '{' {
+				return // not a list of objects
+			}
+		}
+		if err != nil || cont != want.Metadata.Continue || len(items) != len(want.Items) {
+			t.Fatalf("split %d items, continue %q, %v; a decoder reads %d, %q", len(items), cont, err, len(want.Items), want.Metadata.Continue)
+		}
+		for n := range items {
+			if !bytes.Equal(items[n], want.Items[n]) {
+				t.Fatalf("item %d: %q, want %q", n, items[n], want.Items[n])
+			}
+			var meta struct {
+				Metadata *struct {
+					Namespace string    `json:"namespace"`
+					Name      string    `json:"name"`
+					UID       types.UID `json:"uid"`
+				} `json:"metadata"`
+			}
+			if strictErrs, e := kjson.UnmarshalStrict(items[n], &meta, kjson.DisallowDuplicateFields); e != nil || len(strictErrs) > 0 {
+				continue
+			}
+			ns, name, uid, err := jsonMeta(items[n])
+			if m := meta.Metadata; m == nil {
+				if err == nil {
+					t.Fatalf("item %d has no metadata, and read as %q %q %q", n, ns, name, uid)
+				}
+			} else if err != nil || ns != m.Namespace || name != m.Name || uid != m.UID {
+				t.Fatalf("item %d: %q %q %q %v; want %+v", n, ns, name, uid, err, *m)
+			}
 		}
 	})
 }

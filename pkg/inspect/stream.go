@@ -10,10 +10,8 @@ import (
 	"io"
 	"strconv"
 
-	jsoniter "github.com/json-iterator/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
@@ -200,77 +198,6 @@ func (c *countingReader) discard(n int) (int, error) {
 	d, err := c.r.Discard(n)
 	c.n += int64(d)
 	return d, err
-}
-
-// jsonItems reads a JSON list: each element of "items" in turn, and the
-// continue token of "metadata". It skips what it does not hand on without
-// decoding it: CAPTF's objects are many, and most are wanted only by name.
-func jsonItems(r io.Reader, item itemFunc) (string, error) {
-	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
-	cont := ""
-	buf := make([]byte, 0, 16<<10) // never nil: jsoniter captures into it
-	var err error
-	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		switch key {
-		case "items":
-			it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-				if buf = it.SkipAndAppendBytes(buf[:0]); it.Error == nil {
-					err = item(buf, false)
-				}
-				return err == nil && it.Error == nil
-			})
-		case "metadata":
-			it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-				if key == "continue" {
-					cont = it.ReadString()
-				} else {
-					it.Skip()
-				}
-				return it.Error == nil
-			})
-		default:
-			it.Skip()
-		}
-		return err == nil && it.Error == nil
-	})
-	if err != nil {
-		return "", err
-	}
-	if it.Error != nil && it.Error != io.EOF {
-		return "", fmt.Errorf("reading a list response: %w", it.Error)
-	}
-	return cont, nil
-}
-
-// jsonMeta reads an object's namespace, name and UID from its JSON,
-// skipping everything else.
-func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
-	it := jsoniter.ConfigDefault.BorrowIterator(b)
-	defer jsoniter.ConfigDefault.ReturnIterator(it)
-	it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-		if key != "metadata" {
-			it.Skip()
-			return it.Error == nil
-		}
-		it.ReadObjectCB(func(it *jsoniter.Iterator, key string) bool {
-			switch key {
-			case "namespace":
-				namespace = it.ReadString()
-			case "name":
-				name = it.ReadString()
-			case "uid":
-				uid = types.UID(it.ReadString())
-			default:
-				it.Skip()
-			}
-			return it.Error == nil
-		})
-		return it.Error == nil
-	})
-	if it.Error != nil && it.Error != io.EOF {
-		return "", "", "", fmt.Errorf("reading a list item: %w", it.Error)
-	}
-	return namespace, name, uid, nil
 }
 
 // withoutManagedFields returns b, an object in protobuf, with the
