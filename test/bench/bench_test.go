@@ -64,11 +64,15 @@ func TestBenchmarkSmall(t *testing.T) {
 	if got := rows[rowLoop].Median.Requests; got < 2*c.Loop {
 		t.Errorf("loop: %d requests, want at least %d", got, 2*c.Loop)
 	}
+	// The CAPTF kinds' floor row reads each of the three kinds.
+	if got := rows[rowKindsJSON].Median.Requests; got != 3 {
+		t.Errorf("raw GETs of the kinds: %d requests, want 3", got)
+	}
 	if len(rep.Pages) != 3 {
 		t.Errorf("page sizes: %+v", rep.Pages)
 	}
 	md := rep.Markdown(time.Now())
-	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor"} {
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor", "the reads the verdicts depend on take"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

@@ -19,13 +19,15 @@ import (
 
 const protobufType = "application/vnd.kubernetes.protobuf"
 
-// rawList is a floor row: one unpaged GET of a whole list, as curl does
-// it (no compression), read to the end and not decoded. It is what the
-// API server needs to hand over the data, and no client can do with less.
+// rawList is a floor row: unpaged GETs of whole lists, one after the
+// other, as curl does them (no compression), each read to the end and not
+// decoded. It is what the API server needs to hand over the data, and no
+// client can do with less.
 type rawList struct {
-	bed          *testbed.Cluster
-	path, accept string
-	client       *http.Client
+	bed    *testbed.Cluster
+	paths  []string
+	accept string
+	client *http.Client
 }
 
 func (r *rawList) get(ctx context.Context) (Measurement, error) {
@@ -38,7 +40,19 @@ func (r *rawList) get(ctx context.Context) (Measurement, error) {
 		pool.AppendCertsFromPEM(pem)
 		r.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableCompression: true}}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.bed.Server+r.path, nil)
+	var m Measurement
+	for _, path := range r.paths {
+		one, err := r.getOne(ctx, path)
+		m.Wall, m.Requests, m.Bytes = m.Wall+one.Wall, m.Requests+1, m.Bytes+one.Bytes
+		if err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
+func (r *rawList) getOne(ctx context.Context, path string) (Measurement, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.bed.Server+path, nil)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -53,7 +67,7 @@ func (r *rawList) get(ctx context.Context) (Measurement, error) {
 	n, err := io.Copy(io.Discard, resp.Body)
 	m := Measurement{Wall: time.Since(start), Requests: 1, Bytes: n}
 	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s: %s", r.path, resp.Status)
+		err = fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
 	return m, err
 }

@@ -151,6 +151,7 @@ const (
 	rowLeasesJSON  = "raw-leases-json"
 	rowLeasesProto = "raw-leases-protobuf"
 	rowPodsProto   = "raw-pods-protobuf"
+	rowKindsJSON   = "raw-kinds-json"
 )
 
 // env is the environment of every command: kubectl finds the plugin on
@@ -167,9 +168,21 @@ func headline(bed *testbed.Cluster, plugin, kubectl string, plain, counted []str
 	return []cmdSpec{
 		{name: rowLocks, shown: "kubectl captf locks -A -o json", env: counted, argv: []string{plugin, "locks", "-A", "-o", "json"}, runs: runs},
 		{name: rowKubectl, shown: "kubectl get leases -A -o json", env: plain, argv: []string{kubectl, "get", "leases", "-A", "-o", "json", "-v=6"}, runs: runs},
-		{name: rowLeasesProto, shown: "raw GET of all Leases, protobuf (not decoded)", raw: &rawList{bed: bed, path: "/apis/coordination.k8s.io/v1/leases", accept: protobufType}, runs: runs},
-		{name: rowPodsProto, shown: "raw GET of all Pods, protobuf (not decoded)", raw: &rawList{bed: bed, path: "/api/v1/pods", accept: protobufType}, runs: runs},
+		{name: rowLeasesProto, shown: "raw GET of all Leases, protobuf (not decoded)", raw: &rawList{bed: bed, paths: []string{"/apis/coordination.k8s.io/v1/leases"}, accept: protobufType}, runs: runs},
+		{name: rowPodsProto, shown: "raw GET of all Pods, protobuf (not decoded)", raw: &rawList{bed: bed, paths: []string{"/api/v1/pods"}, accept: protobufType}, runs: runs},
 	}
+}
+
+// kindPaths lists every object of each CAPTF kind: JSON only, as the API
+// server serves custom resources, and in full, as locks -A reads them when
+// the gates of more than a few owners decide their verdicts' reasons.
+func kindPaths() []string {
+	var out []string
+	for _, k := range object.Kinds {
+		gvr := k.GVR()
+		out = append(out, "/apis/"+gvr.Group+"/"+gvr.Version+"/"+gvr.Resource)
+	}
+	return out
 }
 
 // main measures the table at c.Leases locks.
@@ -191,7 +204,8 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 		return err
 	}
 	specs := append(headline(bed, plugin, kubectl, plain, counted, c.Runs),
-		cmdSpec{name: rowLeasesJSON, shown: "raw GET of all Leases, JSON (not decoded)", raw: &rawList{bed: bed, path: "/apis/coordination.k8s.io/v1/leases", accept: "application/json"}, runs: c.Runs},
+		cmdSpec{name: rowKindsJSON, shown: "raw GETs of all objects of the three CAPTF kinds, JSON (not decoded), one after the other", raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs},
+		cmdSpec{name: rowLeasesJSON, shown: "raw GET of all Leases, JSON (not decoded)", raw: &rawList{bed: bed, paths: []string{"/apis/coordination.k8s.io/v1/leases"}, accept: "application/json"}, runs: c.Runs},
 		cmdSpec{name: rowExplain, shown: "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, env: counted, argv: []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, runs: c.Runs},
 		cmdSpec{name: rowLoop, shown: fmt.Sprintf("manual runbook: kubectl get lease, then kubectl get pod, for %d held locks", min(c.Loop, len(s.held))), env: plain, argv: []string{"bash", loop}, runs: c.LoopRuns},
 	)
