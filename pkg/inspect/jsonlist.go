@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
 )
 
 // A JSON list of CAPTF objects is split into its items by their nesting
@@ -51,40 +52,72 @@ func (n *nesting) step(c byte) bool {
 	return false
 }
 
+// scan feeds b to n, jumping over the text of strings, and returns how
+// much of b the value took: all of it, or up to its end when done.
+func (n *nesting) scan(b []byte) (int, bool) {
+	for i := 0; i < len(b); i++ {
+		if n.inString && !n.escape {
+			j := bytes.IndexByte(b[i:], '"')
+			if j < 0 {
+				j = len(b) - i
+			}
+			if k := bytes.IndexByte(b[i:i+j], '\\'); k >= 0 {
+				j = k
+			}
+			if i += j; i == len(b) {
+				return len(b), false
+			}
+		}
+		if n.step(b[i]) {
+			return i + 1, true
+		}
+	}
+	return len(b), false
+}
+
 // isDelimiter ends a number or a literal.
 func isDelimiter(c byte) bool {
 	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n'
 }
 
+// literalLen is the length of the number or literal b starts with: up to
+// its first delimiter, or all of b.
+func literalLen(b []byte) int {
+	for i, c := range b {
+		if isDelimiter(c) {
+			return i
+		}
+	}
+	return len(b)
+}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // readValue appends to buf the JSON value r is at, whose first byte c was
-// just read.
+// just read. It scans what r has buffered, a chunk at a time.
 func readValue(r *bufio.Reader, c byte, buf []byte) ([]byte, error) {
 	buf = append(buf, c)
-	if c != '{' && c != '[' && c != '"' {
-		for {
-			c, err := r.ReadByte()
-			if err != nil {
-				return buf, truncated(err)
-			}
-			if isDelimiter(c) {
-				return buf, r.UnreadByte()
-			}
-			buf = append(buf, c)
-		}
-	}
+	literal := c != '{' && c != '[' && c != '"'
 	var n nesting
 	n.step(c)
 	for {
-		c, err := r.ReadByte()
-		if err != nil {
+		chunk, err := r.Peek(max(r.Buffered(), 1))
+		if len(chunk) == 0 {
 			return buf, truncated(err)
 		}
-		buf = append(buf, c)
-		if n.step(c) {
+		if literal {
+			if i := literalLen(chunk); i < len(chunk) {
+				buf = append(buf, chunk[:i]...)
+				_, _ = r.Discard(i)
+				return buf, nil
+			}
+		} else if i, done := n.scan(chunk); done {
+			buf = append(buf, chunk[:i]...)
+			_, _ = r.Discard(i)
 			return buf, nil
 		}
+		buf = append(buf, chunk...)
+		_, _ = r.Discard(len(chunk))
 	}
 }
 
@@ -94,18 +127,11 @@ func valueLen(b []byte) (int, error) {
 		return 0, io.ErrUnexpectedEOF
 	}
 	if c := b[0]; c != '{' && c != '[' && c != '"' {
-		for i, c := range b {
-			if isDelimiter(c) {
-				return i, nil
-			}
-		}
-		return len(b), nil
+		return literalLen(b), nil
 	}
 	var n nesting
-	for i, c := range b {
-		if n.step(c) {
-			return i + 1, nil
-		}
+	if i, done := n.scan(b); done {
+		return i, nil
 	}
 	return 0, io.ErrUnexpectedEOF
 }
@@ -150,10 +176,11 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 		if buf, err = readValue(r, c, buf[:0]); err != nil {
 			return "", listError(err)
 		}
-		var key string
-		if err := json.Unmarshal(buf, &key); err != nil {
+		k, err := unquote(buf)
+		if err != nil {
 			return "", listError(err)
 		}
+		key := string(k)
 		if c, err = nextByte(r); err != nil || c != ':' {
 			return "", listError(err)
 		}
@@ -173,7 +200,7 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 			var m struct {
 				Continue string `json:"continue"`
 			}
-			if err := json.Unmarshal(buf, &m); err != nil {
+			if err := kjson.UnmarshalCaseSensitivePreserveInts(buf, &m); err != nil {
 				return "", listError(err)
 			}
 			cont = m.Continue
@@ -212,8 +239,8 @@ func listError(err error) error {
 }
 
 // members calls fn with the key and value of each member of the JSON
-// object b, until fn returns false.
-func members(b []byte, fn func(key string, value []byte) bool) error {
+// object b, until fn returns false. The key is valid only during the call.
+func members(b []byte, fn func(key, value []byte) bool) error {
 	b = bytes.TrimLeft(b, " \t\r\n")
 	if len(b) == 0 || b[0] != '{' {
 		return errors.New("a list item is not a JSON object")
@@ -228,8 +255,8 @@ func members(b []byte, fn func(key string, value []byte) bool) error {
 		if err != nil || b[0] != '"' {
 			return fmt.Errorf("a list item is not a JSON object: %v", err)
 		}
-		var key string
-		if err := json.Unmarshal(b[:n], &key); err != nil {
+		key, err := unquote(b[:n])
+		if err != nil {
 			return err
 		}
 		b = bytes.TrimLeft(b[n:], " \t\r\n")
@@ -247,21 +274,33 @@ func members(b []byte, fn func(key string, value []byte) bool) error {
 	}
 }
 
+// unquote is the text of the JSON string s: its own bytes between the
+// quotes when it has no escapes (the keys and names of Kubernetes objects
+// never do), else decoded.
+func unquote(s []byte) ([]byte, error) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && bytes.IndexByte(s, '\\') < 0 {
+		return s[1 : len(s)-1], nil
+	}
+	var out string
+	err := json.Unmarshal(s, &out)
+	return []byte(out), err
+}
+
 // jsonMeta reads an object's namespace, name and UID from its JSON,
 // skipping everything else.
 func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 	var meta []byte
-	if err = members(b, func(key string, v []byte) bool {
-		if key == "metadata" {
+	if err = members(b, func(key, v []byte) bool {
+		if string(key) == "metadata" {
 			meta = v // the last one, as a JSON decoder keeps
 		}
 		return true
 	}); err != nil || meta == nil {
 		return "", "", "", fmt.Errorf("reading a list item: no metadata (%v)", err)
 	}
-	err = members(meta, func(key string, v []byte) bool {
+	err = members(meta, func(key, v []byte) bool {
 		var dst *string
-		switch key {
+		switch string(key) {
 		case "namespace":
 			dst = &namespace
 		case "name":
@@ -271,8 +310,13 @@ func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 		default:
 			return true
 		}
-		if e := json.Unmarshal(v, dst); e != nil {
-			err = e
+		if string(v) == "null" {
+			*dst = ""
+			return true
+		}
+		var text []byte
+		if text, err = unquote(v); err == nil {
+			*dst = string(text)
 		}
 		return err == nil
 	})
