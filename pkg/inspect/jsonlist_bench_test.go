@@ -18,7 +18,7 @@ func BenchmarkJSONItems(b *testing.B) {
 			"metadata": obj{"name": fmt.Sprintf("obj-%05d", n), "namespace": "team-000", "uid": "9a9310d4-2927-4432-9237-a2fd241f57fa",
 				"managedFields": []obj{{"apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "fieldsType": "FieldsV1",
 					"fieldsV1": obj{"f:metadata": obj{"f:ownerReferences": obj{".": obj{}, `k:{"uid":"00000000-0000-0000-0000-00000000c1a5"}`: obj{}}}},
-					"manager": "bench", "operation": "Update"}}},
+					"manager":  "bench", "operation": "Update"}}},
 			"spec": obj{"source": obj{"image": "registry.example/captf-module:v0.1.0"}}}
 	}
 	body, err := json.Marshal(obj{"apiVersion": "v1", "kind": "List", "items": items, "metadata": obj{"resourceVersion": "1"}})
