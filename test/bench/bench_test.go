@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,14 @@ func TestBenchmarkSmall(t *testing.T) {
 	if got := rows[rowLoop].Median.Requests; got < 2*c.Loop {
 		t.Errorf("loop: %d requests, want at least %d", got, 2*c.Loop)
 	}
+	// CPU is measured for every command; the API server's is read from
+	// /proc as this process's is (a small run may cost it less than a tick).
+	if m := rows[rowLocks].Median; m.CPU <= 0 || m.ServerCPU < 0 || m.CPU > 10*m.Wall {
+		t.Errorf("locks -A: CPU %s, API server CPU %s, wall %s", m.CPU, m.ServerCPU, m.Wall)
+	}
+	if own := cpuOf(os.Getpid()); own <= 0 {
+		t.Errorf("this process's CPU read from /proc: %s", own)
+	}
 	// The CAPTF kinds' floor row reads each of the three kinds.
 	if got := rows[rowKindsJSON].Median.Requests; got != 3 {
 		t.Errorf("raw GETs of the kinds: %d requests, want 3", got)
@@ -72,7 +81,7 @@ func TestBenchmarkSmall(t *testing.T) {
 		t.Errorf("page sizes: %+v", rep.Pages)
 	}
 	md := rep.Markdown(time.Now())
-	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor", "the reads the verdicts depend on take"} {
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

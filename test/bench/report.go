@@ -76,7 +76,7 @@ func (r *Report) Markdown(when time.Time) string {
 		c.Leases, c.Namespaces, r.Held, 2*c.Leases, c.Unrelated, r.Seeding.Round(time.Second), c.Runs, c.LoopRuns)
 
 	kube, locks := r.row(rowKubectl), r.row(rowLocks)
-	b.WriteString("| command | wall time | peak memory (RSS) | API requests | time vs kubectl | memory vs kubectl |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| command | wall time | peak memory (RSS) | API requests | CPU | API server CPU | time vs kubectl | memory vs kubectl |\n|---|---|---|---|---|---|---|---|\n")
 	for _, x := range r.Rows {
 		m := x.Median
 		mem := "—"
@@ -87,8 +87,12 @@ func (r *Report) Markdown(when time.Time) string {
 		if m.Bytes > 0 {
 			cmd += fmt.Sprintf(", %.1f MB", float64(m.Bytes)/(1<<20))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %.2f | %s |\n", cmd, m.Wall.Round(time.Millisecond), mb(m.PeakKB), m.Requests,
-			ratio(int64(m.Wall), int64(kube.Wall)), mem)
+		cpu := "—"
+		if m.CPU > 0 {
+			cpu = m.CPU.Round(10 * time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %.2f | %s |\n", cmd, m.Wall.Round(time.Millisecond), mb(m.PeakKB), m.Requests,
+			cpu, m.ServerCPU.Round(10*time.Millisecond), ratio(int64(m.Wall), int64(kube.Wall)), mem)
 	}
 	floor := r.row(rowLeasesProto).Wall + r.row(rowPodsProto).Wall
 	loop, explain := r.row(rowLoop), r.row(rowExplain)

@@ -25,6 +25,10 @@ type Measurement struct {
 	PeakKB   int64 // 0 for a raw GET, which is no command
 	Requests int
 	Bytes    int64 // read, for a raw GET
+	// CPU is the command's own CPU time (user and system; 0 for a raw
+	// GET), ServerCPU the API server's during the run: on a machine of
+	// few cores their sum, not the wire, bounds the wall time.
+	CPU, ServerCPU time.Duration
 }
 
 // Row is one command's medians.
@@ -68,6 +72,7 @@ func measure(ctx context.Context, env []string, name string, args ...string) (Me
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.PeakKB = ru.Maxrss // kilobytes on Linux
+		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	if c := captfRequests.FindStringSubmatch(errb.String()); c != nil {
 		m.Requests, _ = strconv.Atoi(c[1])
@@ -95,10 +100,12 @@ func median(ms []Measurement) Measurement {
 		return v[len(v)/2]
 	}
 	return Measurement{
-		Wall:     time.Duration(pick(func(m Measurement) int64 { return int64(m.Wall) })),
-		PeakKB:   pick(func(m Measurement) int64 { return m.PeakKB }),
-		Requests: int(pick(func(m Measurement) int64 { return int64(m.Requests) })),
-		Bytes:    pick(func(m Measurement) int64 { return m.Bytes }),
+		Wall:      time.Duration(pick(func(m Measurement) int64 { return int64(m.Wall) })),
+		PeakKB:    pick(func(m Measurement) int64 { return m.PeakKB }),
+		Requests:  int(pick(func(m Measurement) int64 { return int64(m.Requests) })),
+		Bytes:     pick(func(m Measurement) int64 { return m.Bytes }),
+		CPU:       time.Duration(pick(func(m Measurement) int64 { return int64(m.CPU) })),
+		ServerCPU: time.Duration(pick(func(m Measurement) int64 { return int64(m.ServerCPU) })),
 	}
 }
 
@@ -209,7 +216,7 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 		cmdSpec{name: rowExplain, shown: "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, env: counted, argv: []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, runs: c.Runs},
 		cmdSpec{name: rowLoop, shown: fmt.Sprintf("manual runbook: kubectl get lease, then kubectl get pod, for %d held locks", min(c.Loop, len(s.held))), env: plain, argv: []string{"bash", loop}, runs: c.LoopRuns},
 	)
-	if rep.Rows, err = measureAll(ctx, specs, log); err != nil {
+	if rep.Rows, err = measureAll(ctx, specs, apiserver(bed), log); err != nil {
 		return err
 	}
 	rep.Curve = append(rep.Curve, pointOf(c.Leases, rep.Rows))
@@ -234,22 +241,55 @@ func curvePoint(ctx context.Context, c Config, plugin, kubectl string, log io.Wr
 	}
 	defer os.RemoveAll(dir)
 	plain, counted := env(bed, plugin, dir)
-	rows, err := measureAll(ctx, headline(bed, plugin, kubectl, plain, counted, c.Runs), log)
+	rows, err := measureAll(ctx, headline(bed, plugin, kubectl, plain, counted, c.Runs), apiserver(bed), log)
 	if err != nil {
 		return Point{}, err
 	}
 	return pointOf(c.Leases, rows), nil
 }
 
+// apiserver is the test-bed's kube-apiserver process.
+func apiserver(bed *testbed.Cluster) int {
+	pids := bed.PIDs()
+	return pids[len(pids)-1]
+}
+
+// clockTick is the unit of /proc's CPU times: USER_HZ, 100 on Linux.
+const clockTick = 10 * time.Millisecond
+
+// cpuOf is a process's CPU time so far (user and system), from
+// /proc/<pid>/stat; 0 when it cannot be read.
+func cpuOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	_, rest, ok := bytes.Cut(b, []byte(") "))
+	f := strings.Fields(string(rest))
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * clockTick
+}
+
 // measureAll runs every spec, interleaved run by run so that the machine's
 // noise falls on all of them alike, after one unmeasured run of each
 // (which warms the discovery cache and the server).
-func measureAll(ctx context.Context, specs []cmdSpec, log io.Writer) ([]Row, error) {
+func measureAll(ctx context.Context, specs []cmdSpec, server int, log io.Writer) ([]Row, error) {
 	one := func(sp cmdSpec) (Measurement, error) {
+		before := cpuOf(server)
+		var m Measurement
+		var err error
 		if sp.raw != nil {
-			return sp.raw.get(ctx)
+			m, err = sp.raw.get(ctx)
+		} else {
+			m, err = measure(ctx, sp.env, sp.argv[0], sp.argv[1:]...)
 		}
-		return measure(ctx, sp.env, sp.argv[0], sp.argv[1:]...)
+		m.ServerCPU = cpuOf(server) - before
+		return m, err
 	}
 	for _, sp := range specs {
 		if sp.name == rowLoop {
@@ -271,7 +311,8 @@ func measureAll(ctx context.Context, specs []cmdSpec, log io.Writer) ([]Row, err
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(log, "%-20s run %d: %s, %d MB, %d requests\n", sp.name, run+1, m.Wall.Round(time.Millisecond), m.PeakKB/1024, m.Requests)
+			fmt.Fprintf(log, "%-20s run %d: %s, %d MB, %d requests, CPU %s, API server CPU %s\n", sp.name, run+1, m.Wall.Round(time.Millisecond),
+				m.PeakKB/1024, m.Requests, m.CPU.Round(time.Millisecond), m.ServerCPU.Round(time.Millisecond))
 			results[i] = append(results[i], m)
 		}
 		if !more {
