@@ -1,10 +1,13 @@
 package inspect
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,6 +114,8 @@ func FuzzJSONItems(f *testing.F) {
 		`{"items":null}`, `{"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}}]}`,
 		`{"metadata":{"continue":"x\"}"},"items":[{"a":"}\"{[","metadata":{"name":"b\u00e9","x":[1,{"y":null}]}} , {"metadata":{}}]}`,
 		` { "items" : [ { "metadata" : { "name" : "a" , "name" : "b" } } ] } `, `{"items":[1]}`, `{"items":[{]}`, `[]`, ``,
+		"{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[null]}`, `{"items":[{"a":"\\\\"},{"b":"x\\\""}],"metadata":{"continue":"\\"}}`,
+		`{"metadata":{"continue":"t"},"metadata":{}}`, `{"items":[{"metadata":{"name":"a"},"metadata":{"namespace":"n"}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -121,6 +126,16 @@ func FuzzJSONItems(f *testing.F) {
 			_, _, _, _ = jsonMeta(item)
 			return nil
 		})
+		// Read a byte at a time, every value, string and escape is split
+		// across chunks: the same list.
+		var small [][]byte
+		smallCont, smallErr := jsonItems(bufio.NewReaderSize(iotest.OneByteReader(bytes.NewReader(b)), 16), func(item []byte, proto bool) error {
+			small = append(small, append([]byte(nil), item...))
+			return nil
+		})
+		if (err == nil) != (smallErr == nil) || cont != smallCont || !reflect.DeepEqual(items, small) {
+			t.Fatalf("a byte at a time: %d items, %q, %v; whole: %d items, %q, %v", len(small), smallCont, smallErr, len(items), cont, err)
+		}
 		var want struct {
 			Items    []json.RawMessage `json:"items"`
 			Metadata struct {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 	kjson "sigs.k8s.io/json"
@@ -118,6 +119,9 @@ func readValue(r *bufio.Reader, c byte, buf []byte) ([]byte, error) {
 		}
 		buf = append(buf, chunk...)
 		_, _ = r.Discard(len(chunk))
+		if len(buf) > maxItem {
+			return buf, fmt.Errorf("a list item of more than %d bytes is larger than any object can be", maxItem)
+		}
 	}
 }
 
@@ -160,6 +164,7 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 		return "", listError(err)
 	}
 	cont := ""
+	seen := map[string]bool{}
 	buf := make([]byte, 0, 16<<10)
 	for {
 		c, err := nextByte(r)
@@ -181,6 +186,10 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 			return "", listError(err)
 		}
 		key := string(k)
+		if (key == "items" || key == "metadata") && seen[key] {
+			return "", errDuplicate(key)
+		}
+		seen[key] = true
 		if c, err = nextByte(r); err != nil || c != ':' {
 			return "", listError(err)
 		}
@@ -206,6 +215,12 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 			cont = m.Continue
 		}
 	}
+}
+
+// errDuplicate is a key given twice where a decoder would merge or pick
+// one: the API server never writes one, and the splitter does not guess.
+func errDuplicate(key string) error {
+	return fmt.Errorf("reading a list response: the key %q is there twice", key)
 }
 
 // jsonArray hands on each object of the array r is in, after its "[".
@@ -276,9 +291,9 @@ func members(b []byte, fn func(key, value []byte) bool) error {
 
 // unquote is the text of the JSON string s: its own bytes between the
 // quotes when it has no escapes (the keys and names of Kubernetes objects
-// never do), else decoded.
+// never do) when they are valid UTF-8, else decoded as a decoder does.
 func unquote(s []byte) ([]byte, error) {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && bytes.IndexByte(s, '\\') < 0 {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return s[1 : len(s)-1], nil
 	}
 	var out string
@@ -287,40 +302,53 @@ func unquote(s []byte) ([]byte, error) {
 }
 
 // jsonMeta reads an object's namespace, name and UID from its JSON,
-// skipping everything else.
+// skipping everything else. A key it reads given twice is an error.
 func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 	var meta []byte
+	var bad error
 	if err = members(b, func(key, v []byte) bool {
 		if string(key) == "metadata" {
-			meta = v // the last one, as a JSON decoder keeps
+			if meta != nil {
+				bad = errDuplicate("metadata")
+			}
+			meta = v
 		}
-		return true
-	}); err != nil || meta == nil {
-		return "", "", "", fmt.Errorf("reading a list item: no metadata (%v)", err)
+		return bad == nil
+	}); err != nil || bad != nil || meta == nil {
+		return "", "", "", fmt.Errorf("reading a list item: no metadata (%v)", errors.Join(err, bad))
 	}
+	var seen [3]bool
 	err = members(meta, func(key, v []byte) bool {
 		var dst *string
+		var n int
 		switch string(key) {
 		case "namespace":
-			dst = &namespace
+			dst, n = &namespace, 0
 		case "name":
-			dst = &name
+			dst, n = &name, 1
 		case "uid":
-			dst = (*string)(&uid)
+			dst, n = (*string)(&uid), 2
 		default:
 			return true
 		}
+		if seen[n] {
+			bad = errDuplicate(string(key))
+			return false
+		}
+		seen[n] = true
 		if string(v) == "null" {
 			*dst = ""
 			return true
 		}
-		var text []byte
-		if text, err = unquote(v); err == nil {
-			*dst = string(text)
+		text, e := unquote(v)
+		if e != nil {
+			bad = e
+			return false
 		}
-		return err == nil
+		*dst = string(text)
+		return true
 	})
-	if err != nil {
+	if err = errors.Join(err, bad); err != nil {
 		return "", "", "", fmt.Errorf("reading a list item: %w", err)
 	}
 	return namespace, name, uid, nil
