@@ -232,27 +232,23 @@ func withoutManagedFields(b, out []byte) ([]byte, error) {
 }
 
 // protoName reads an object's name from its protobuf (field 1 of its
-// ObjectMeta, which is its field 1) without decoding the rest; ok is false
-// when b does not parse as far as the name.
+// ObjectMeta, which is its field 1) without decoding the rest: the last
+// one, as decoding merges repeated fields. ok is false when b does not
+// parse; the item is then decoded, and its error reported.
 func protoName(b []byte) (name string, ok bool) {
-	_ = eachRawField(b, func(field int, _, meta []byte) error {
+	err := eachRawField(b, func(field int, _, meta []byte) error {
 		if field != 1 || meta == nil {
 			return nil
 		}
-		_ = eachRawField(meta, func(field int, _, v []byte) error {
+		return eachRawField(meta, func(field int, _, v []byte) error {
 			if field == 1 && v != nil {
 				name, ok = string(v), true
-				return errFound
 			}
 			return nil
 		})
-		return errFound
 	})
-	return name, ok
+	return name, ok && err == nil
 }
-
-// errFound stops eachRawField once the field sought is read.
-var errFound = errors.New("found")
 
 // eachRawField calls fn with each field of a protobuf message: its number,
 // its bytes (tag included) and, for a length-delimited field, its payload.

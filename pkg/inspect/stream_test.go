@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -200,5 +203,53 @@ func TestProtoName(t *testing.T) {
 	}
 	if name, ok := protoName(nil); ok {
 		t.Errorf("no object gave the name %q", name)
+	}
+}
+
+// Through the REST client, as against an API server: a protobuf list of
+// lock and other Leases gives the lock Leases, whole, and only them.
+func TestListLeasesSkipsOtherLeasesByName(t *testing.T) {
+	list := leaseList(3, "")
+	for _, name := range []string{"captf-run-0b41ac905b337e94-c", "captf-cluster-0123456789abcdef", "lock-tfstate-other-x"} {
+		l := list.Items[0].DeepCopy()
+		l.Name = name
+		list.Items = append(list.Items, *l)
+	}
+	var body bytes.Buffer
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(list, &body); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/apis/coordination.k8s.io/v1/leases" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/vnd.kubernetes.protobuf")
+		_, _ = w.Write(body.Bytes())
+	}))
+	defer srv.Close()
+	in, err := ForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, all := range []bool{false, true} {
+		got, err := in.listLeases(t.Context(), Scope{AllWorkspaces: all}, func(Lease) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range got {
+			names = append(names, l.Name)
+		}
+		want := []string{list.Items[0].Name, list.Items[1].Name, list.Items[2].Name}
+		if all {
+			want = append(want, "lock-tfstate-other-x")
+		}
+		if !reflect.DeepEqual(names, want) {
+			t.Errorf("all workspaces %v: %v, want %v", all, names, want)
+		}
+		if len(got) > 0 && (got[0].ID == "" || got[0].UID != list.Items[0].UID) {
+			t.Errorf("a lock Lease decoded short: %+v", got[0])
+		}
 	}
 }
