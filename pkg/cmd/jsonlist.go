@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"runtime"
+	"sync"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 )
@@ -47,8 +48,8 @@ const itemsPerChunk = 256
 // writeItems writes the items as the printer indents them inside the
 // list, comma-separated. Encoding is most of the time the command spends
 // after its reads, and the reads have left every core idle by then: the
-// chunks are encoded concurrently, at most two per core ahead of the
-// writer, and written in order.
+// chunks are encoded concurrently, at most two per core (of up to eight)
+// ahead of the writer, and written in order.
 func writeItems(w *bufio.Writer, items []v1alpha1.Lock) error {
 	type encoded struct {
 		b   []byte
@@ -58,22 +59,25 @@ func writeItems(w *bufio.Writer, items []v1alpha1.Lock) error {
 	for c := range chunks {
 		chunks[c] = make(chan encoded, 1)
 	}
-	ahead := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	ahead := make(chan struct{}, 2*min(runtime.GOMAXPROCS(0), 8))
 	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
+	var wg sync.WaitGroup
+	// On return, and on an error above all, no encoder is left touching
+	// the caller's items.
+	defer func() { close(stop); wg.Wait() }()
+	wg.Go(func() {
 		for c := range chunks {
 			select {
 			case ahead <- struct{}{}:
 			case <-stop:
 				return
 			}
-			go func() {
+			wg.Go(func() {
 				b, err := encodeItems(items[c*itemsPerChunk:min((c+1)*itemsPerChunk, len(items))], c == 0)
 				chunks[c] <- encoded{b, err}
-			}()
+			})
 		}
-	}()
+	})
 	for _, ch := range chunks {
 		e := <-ch
 		<-ahead
