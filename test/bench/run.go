@@ -264,10 +264,11 @@ func cpuOf(pid int) time.Duration {
 	if err != nil {
 		return 0
 	}
-	// The command name, field 2, is in parentheses and may hold spaces.
-	_, rest, ok := bytes.Cut(b, []byte(") "))
-	f := strings.Fields(string(rest))
-	if !ok || len(f) < 13 {
+	// The command name, field 2, is in parentheses and may hold spaces
+	// and parentheses: the fields after it follow the last ")".
+	end := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[end+1:]))
+	if end < 0 || len(f) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of stat
