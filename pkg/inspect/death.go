@@ -15,9 +15,10 @@ import (
 // when the pod is gone, its Job's failure condition (the Job is the pod
 // name without its 5-character tail). It reads nothing itself: the pods
 // and Jobs come from the lists and GETs the verdict already needed. It
-// returns nil for other verdicts. jobsRead is false when the Jobs could not
-// be listed: then nothing is claimed about them.
-func Death(r Result, jobs []*batchv1.Job, jobsRead bool) *v1alpha1.Death {
+// returns nil for other verdicts. named gives the listed Jobs of a name;
+// jobsRead is false when the Jobs could not be listed: then nothing is
+// claimed about them.
+func Death(r Result, named func(namespace, name string) []*batchv1.Job, jobsRead bool) *v1alpha1.Death {
 	if r.Decision.Verdict != v1alpha1.Stale || r.Facts.Pod == nil {
 		return nil
 	}
@@ -34,10 +35,7 @@ func Death(r Result, jobs []*batchv1.Job, jobsRead bool) *v1alpha1.Death {
 		d.Summary = fmt.Sprintf("pod gone; Job %s could not be read", name.Job)
 		return d
 	}
-	for _, j := range jobs {
-		if j.Namespace != r.Facts.Lease.Namespace || j.Name != name.Job {
-			continue
-		}
+	for _, j := range named(r.Facts.Lease.Namespace, name.Job) {
 		for _, c := range j.Status.Conditions {
 			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
 				d.JobCondition = c.Reason

@@ -180,9 +180,10 @@ func maybeOwnPod(l Lease) bool {
 
 // clusterContext is what the lists around the Leases gave.
 type clusterContext struct {
-	owners  *owners
-	jobs    []*batchv1.Job
-	jobsErr error
+	owners *owners
+	// jobIndex finds the runner Jobs the list gave.
+	jobIndex jobIndex
+	jobsErr  error
 	// pods are the pods CAPTF labels, as the labelled list returns them;
 	// all, when the whole pod list was read, every pod that may be a
 	// holder, by namespace/name.
@@ -272,7 +273,7 @@ func (r *reads) wait() (*clusterContext, error) {
 	if err := r.ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &clusterContext{owners: newOwners(r.kinds), jobs: r.jobs, jobsErr: r.jobsErr, pods: map[string]*Pod{}}
+	c := &clusterContext{owners: newOwners(r.kinds), jobIndex: indexJobs(r.jobs), jobsErr: r.jobsErr, pods: map[string]*Pod{}}
 	if p := r.pods; p != nil {
 		if p.full {
 			c.all = map[string]*Pod{}
@@ -386,12 +387,12 @@ func firstError(errs []error) error {
 // result classifies one lock and adds what the lists say about it.
 func (c *clusterContext) result(f Facts) Result {
 	r := Result{Facts: f, Decision: Classify(f)}
-	r.Death = Death(r, c.jobs, c.jobsErr == nil)
+	r.Death = Death(r, c.jobIndex.named, c.jobsErr == nil)
 	r.Unreadable = c.owners.unreadable(f.Owner)
 	if c.jobsErr != nil {
 		r.Unreadable = append(r.Unreadable, "jobs")
 	} else if f.Owner != nil {
-		r.ActiveJob = ActiveJob(c.jobs, f.Owner.Ref)
+		r.ActiveJob = ActiveJob(c.jobIndex.of(f.Owner.Ref), f.Owner.Ref)
 	}
 	return r
 }

@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
@@ -41,10 +42,7 @@ func (j *Job) name() string {
 // Failed condition. nil when there is none. The controller checks the
 // lock only when there is none.
 func ActiveJob(jobs []*batchv1.Job, r object.Ref) *Job {
-	name := r.Name
-	if len(name) > 63 {
-		name = object.ShortHash(name)
-	}
+	name := ownerLabel(r)
 	var newest *batchv1.Job
 	for _, j := range jobs {
 		if j.Namespace != r.Namespace || j.Labels[LabelOwnerKind] != r.Kind.Name || j.Labels[LabelOwnerName] != name || finished(j) {
@@ -82,4 +80,45 @@ func finished(j *batchv1.Job) bool {
 		}
 	}
 	return false
+}
+
+// ownerLabel is the LabelOwnerName CAPTF gives the Jobs of r: its name, or
+// the hash of a name too long for a label value.
+func ownerLabel(r object.Ref) string {
+	if len(r.Name) > 63 {
+		return object.ShortHash(r.Name)
+	}
+	return r.Name
+}
+
+// jobIndex finds a lock's Jobs without reading every Job for each lock: a
+// cluster that keeps its finished Jobs has several per object, and
+// locks -A looks up the Jobs of every lock.
+type jobIndex struct {
+	byOwner map[jobOwner][]*batchv1.Job
+	byName  map[types.NamespacedName][]*batchv1.Job
+}
+
+// jobOwner is the owner a Job's labels name.
+type jobOwner struct{ namespace, kind, name string }
+
+func indexJobs(jobs []*batchv1.Job) jobIndex {
+	x := jobIndex{byOwner: map[jobOwner][]*batchv1.Job{}, byName: map[types.NamespacedName][]*batchv1.Job{}}
+	for _, j := range jobs {
+		o := jobOwner{j.Namespace, j.Labels[LabelOwnerKind], j.Labels[LabelOwnerName]}
+		x.byOwner[o] = append(x.byOwner[o], j)
+		n := types.NamespacedName{Namespace: j.Namespace, Name: j.Name}
+		x.byName[n] = append(x.byName[n], j)
+	}
+	return x
+}
+
+// of are the Jobs whose labels name r as their owner.
+func (x jobIndex) of(r object.Ref) []*batchv1.Job {
+	return x.byOwner[jobOwner{r.Namespace, r.Kind.Name, ownerLabel(r)}]
+}
+
+// named are the Jobs of that name (one, or none).
+func (x jobIndex) named(namespace, name string) []*batchv1.Job {
+	return x.byName[types.NamespacedName{Namespace: namespace, Name: name}]
 }
