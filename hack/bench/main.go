@@ -149,14 +149,13 @@ const notes = `
   owners may be needed. Every list is unpaged and read as a stream, item
   by item (see the page size table).
 - Page size: pages of 500 (kubectl's chunk size) are the slowest. Pages
-  of 5,000 came out faster than one list in the last two runs of this
-  benchmark (1.67 s against 2.00 s, then 1.10 s against 1.58 s, 3 runs
-  each), within the range single runs spread over on this machine; smaller
-  responses may spare the API server some of its garbage collection. None
-  is the default all the same: pages make the requests grow with the
-  cluster (the issue asks for them constant in the number of locks), a
-  paged list is not one snapshot, and the stream keeps memory flat
-  whatever the page size. During development on the same cluster shape, a
+  of 5,000 came out faster than one list in two runs of this benchmark
+  (1.67 s against 2.00 s, then 1.10 s against 1.58 s, 3 runs each), and
+  slower in a third with 9 runs each (1.58 s against 1.50 s; single runs
+  spread from 1.04 to 2.30 s): within this machine's noise. None is the
+  default: pages make the requests grow with the cluster (the issue asks
+  for them constant in the number of locks), a paged list is not one
+  snapshot, and the stream keeps memory flat whatever the page size. During development on the same cluster shape, a
   raw paged list of a CAPTF kind took 3.5x one unpaged list.
 - The machine is shared and noisy: compare the ratios of one run, not
   figures across runs. ` + "`go run ./hack/bench/profile`" + ` profiles one command against
