@@ -43,6 +43,7 @@ fuzz:
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzLeaseName$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzJSONItems$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzAdvice$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzIndentCompact$$' -fuzztime $(FUZZTIME)
 
 unit:
 	$(GO) test ./pkg/...

@@ -2,8 +2,10 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -84,5 +86,51 @@ func TestLockListStopsAtABrokenStream(t *testing.T) {
 	last := list.Items[len(list.Items)-1].Name
 	if want := fmt.Sprintf("lock-%d", len(list.Items)-1); last != want {
 		t.Errorf("last item %q, want %q untouched", last, want)
+	}
+}
+
+// indentCompact indents any compact JSON exactly as json.Indent does, with
+// the printer's indent and with others.
+func FuzzIndentCompact(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[],"b":{},"c":[1,{"d":"x,y:{}[]\"\\"}],"e":null}`, `"\\"`, `[[[]],[{}]]`, `{"\u2028<&>":"\ufffd"}`, `1`} {
+		f.Add([]byte(s), "        ", "    ")
+	}
+	f.Fuzz(func(t *testing.T, b []byte, prefix, indent string) {
+		if !json.Valid(b) {
+			return
+		}
+		var compact, want bytes.Buffer
+		if err := json.Compact(&compact, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Indent(&want, compact.Bytes(), prefix, indent); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentCompact([]byte("x"), compact.Bytes(), prefix, indent); string(got) != "x"+want.String() {
+			t.Fatalf("%q:\n%q\nwant\n%q", compact.Bytes(), got, "x"+want.String())
+		}
+	})
+}
+
+// locks -o json of 10,000 locks (the verdicts world's, repeated), as the
+// command writes it.
+func BenchmarkLockListJSON(b *testing.B) {
+	f, _ := verdictsWorld().factory()
+	rep, err := f.clients.inspector.Locks(b.Context(), inspect.Scope{Namespace: "infra"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var items []v1alpha1.Lock
+	for n := range 10000 {
+		l := rep.Results[n%len(rep.Results)].Lock()
+		l.Name = fmt.Sprintf("%s-%d", l.Name, n)
+		items = append(items, l)
+	}
+	for b.Loop() {
+		list := v1alpha1.NewLockList()
+		list.Items = append([]v1alpha1.Lock(nil), items...)
+		if err := writeLockList(io.Discard, list); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
