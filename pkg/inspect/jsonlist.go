@@ -187,7 +187,7 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 		}
 		key := string(k)
 		if (key == "items" || key == "metadata") && seen[key] {
-			return "", errDuplicate(key)
+			return "", listError(errDuplicate(key))
 		}
 		seen[key] = true
 		if c, err = nextByte(r); err != nil || c != ':' {
@@ -220,7 +220,7 @@ func jsonItems(body io.Reader, item itemFunc) (string, error) {
 // errDuplicate is a key given twice where a decoder would merge or pick
 // one: the API server never writes one, and the splitter does not guess.
 func errDuplicate(key string) error {
-	return fmt.Errorf("reading a list response: the key %q is there twice", key)
+	return fmt.Errorf("the key %q is there twice", key)
 }
 
 // jsonArray hands on each object of the array r is in, after its "[".
@@ -289,9 +289,9 @@ func members(b []byte, fn func(key, value []byte) bool) error {
 	}
 }
 
-// unquote is the text of the JSON string s: its own bytes between the
-// quotes when it has no escapes (the keys and names of Kubernetes objects
-// never do) when they are valid UTF-8, else decoded as a decoder does.
+// unquote is the text of the JSON string s. When s has no escapes and is
+// valid UTF-8 (as the keys and names of Kubernetes objects are), that is
+// its own bytes between the quotes; else s is decoded as a decoder does.
 func unquote(s []byte) ([]byte, error) {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
 		return s[1 : len(s)-1], nil
@@ -314,8 +314,11 @@ func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 			meta = v
 		}
 		return bad == nil
-	}); err != nil || bad != nil || meta == nil {
-		return "", "", "", fmt.Errorf("reading a list item: no metadata (%v)", errors.Join(err, bad))
+	}); err != nil || bad != nil {
+		return "", "", "", fmt.Errorf("reading a list item: %w", errors.Join(err, bad))
+	}
+	if meta == nil {
+		return "", "", "", errors.New("reading a list item: it has no metadata")
 	}
 	var seen [3]bool
 	err = members(meta, func(key, v []byte) bool {
