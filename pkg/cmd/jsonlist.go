@@ -21,7 +21,7 @@ func writeLockList(out io.Writer, list *v1alpha1.LockList) error {
 	items := list.Items
 	shell := *list
 	shell.Items = []v1alpha1.Lock{}
-	head, err := json.MarshalIndent(&shell, "", "    ")
+	head, err := json.MarshalIndent(&shell, "", indent)
 	if err != nil {
 		return err
 	}
@@ -35,12 +35,19 @@ func writeLockList(out io.Writer, list *v1alpha1.LockList) error {
 		if err := writeItems(w, items); err != nil {
 			return err
 		}
-		_, _ = w.WriteString("\n    ]")
+		_, _ = w.WriteString("\n" + indent + "]")
 		_, _ = w.Write(head[at+len(empty):])
 	}
 	_ = w.WriteByte('\n')
 	return w.Flush() // the writer keeps the first error and returns it here
 }
+
+// indent is the printer's, and itemPrefix that of an item of the list,
+// two levels in.
+const (
+	indent     = "    "
+	itemPrefix = indent + indent
+)
 
 // itemsPerChunk is how many items one goroutine encodes at a time.
 const itemsPerChunk = 256
@@ -103,7 +110,7 @@ func encodeItems(items []v1alpha1.Lock, first bool) ([]byte, error) {
 		if n > 0 || !first {
 			out = append(out, ',')
 		}
-		out = indentCompact(append(out, "\n        "...), b, "        ", "    ")
+		out = indentCompact(append(out, "\n"+itemPrefix...), b, itemPrefix, indent)
 		items[n] = v1alpha1.Lock{}
 	}
 	return out, nil
