@@ -13,27 +13,32 @@ build:
 
 # The whole suite: unit tests, then end-to-end tests against a real
 # kube-apiserver and etcd on 127.0.0.1 with locks taken by the real terraform
-# and OpenTofu. The first run builds etcd, kube-apiserver and OpenTofu (26m28s
-# measured on a 2-core machine shared with other work; see README.md); later
-# runs take them from the cache.
+# and OpenTofu. The first run builds etcd, kube-apiserver and OpenTofu
+# (see README.md for the measured cold time); later runs take them from the
+# cache. The unit tests run first, so that they overlap with a build that
+# .ci/run has started in the background (build.sh waits for it).
+#
+# Every fuzz target's corpus (its f.Add seeds and testdata/fuzz) runs here as
+# ordinary test cases: deterministic, the same on every run. Random fuzzing
+# is `make fuzz`, run on its own: a crash it finds is committed to the
+# corpus with its fix, and from then on `make test` checks it.
 #
 # Every test it runs runs: none skips. A test that needs something missing
 # (kubectl 1.26 or later, which .ci/run installs) fails. Everything runs
 # with -race, the end-to-end tests included: they then build the plugin
-# with -race too, and a race in any plugin process fails them (the test
-# binary ran 3m56s with -race, 2m46s without, measured on a 2-core machine
-# shared with other work, plus the first race build's compile). The tests of
+# with -race too, and a race in any plugin process fails them. The tests of
 # the release artefacts need a snapshot release: they are built with the
 # release tag, which only `make release-check` sets, and fail there if they
 # cannot run; `make test` runs test/release's checks of krew/captf.yaml.
-test: testbed
+test:
 	$(GO) vet ./...
 	$(GO) vet -tags release ./test/release/
 	$(GO) test -race -count=1 ./pkg/... ./hack/schema/
+	@bash hack/testbed/build.sh --tofu >/dev/null
 	CAPTF_TESTBED_TOFU=1 $(GO) test -race -count=1 -timeout 40m ./test/...
-	$(MAKE) fuzz
 
-# Each fuzz target for a bounded time (FUZZTIME, 30s by default).
+# Random fuzzing, each target for a bounded time (FUZZTIME, 30s by
+# default). Not part of `make test`: its result depends on time and load.
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test ./pkg/runner -run '^$$' -fuzz '^FuzzOwnsPod$$' -fuzztime $(FUZZTIME)
