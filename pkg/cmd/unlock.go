@@ -30,7 +30,7 @@ const unlockExample = `  # What would happen (a dry run: nothing is written)
   kubectl captf unlock terraformmachine/web-1 -n infra --id 3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a --confirm
 
   # Clear a live runner's lock, naming the lock ID you saw in the dry run
-  kubectl captf unlock terraformcluster/edge -n team-a --force --id 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d
+  kubectl captf unlock terraformcluster/edge -n team-a --force --id 6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d --confirm
 
   # Clear every stale lock in every namespace
   kubectl captf unlock --all-stale -A --confirm`
