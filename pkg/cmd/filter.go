@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 )
@@ -48,6 +49,55 @@ func (f verdictFilter) keep(l *v1alpha1.Lock) bool { return len(f) == 0 || f[l.V
 // filter keeps the locks the filter lets through, in their order.
 func (f verdictFilter) filter(locks []v1alpha1.Lock) []v1alpha1.Lock {
 	if len(f) == 0 {
+		return locks
+	}
+	out := make([]v1alpha1.Lock, 0, len(locks))
+	for i := range locks {
+		if f.keep(&locks[i]) {
+			out = append(out, locks[i])
+		}
+	}
+	return out
+}
+
+// ageFilter is `locks --older-than`: it keeps the held locks whose
+// lock-info Created is before the cutoff. A held lock whose Created cannot
+// be read (no or unparseable lock info) is kept, for its age is unknown
+// and a check for old locks must not miss one it cannot date. An unlocked
+// lock has no age and is dropped. The zero filter keeps every lock.
+type ageFilter struct {
+	set    bool
+	cutoff time.Time
+}
+
+// newAgeFilter keeps the locks older than d at now; set is false when
+// --older-than was not given.
+func newAgeFilter(set bool, d time.Duration, now time.Time) (ageFilter, error) {
+	if !set {
+		return ageFilter{}, nil
+	}
+	if d < 0 {
+		return ageFilter{}, fmt.Errorf("--older-than %s is negative: give a duration of 0 or more, such as 30m or 2h", d)
+	}
+	return ageFilter{set: true, cutoff: now.Add(-d)}, nil
+}
+
+// keep says whether the filter lets the lock through.
+func (f ageFilter) keep(l *v1alpha1.Lock) bool {
+	switch {
+	case !f.set:
+		return true
+	case l.Lock == nil: // unlocked: no age
+		return false
+	case l.Lock.Created == nil: // held, age unknown
+		return true
+	}
+	return l.Lock.Created.Before(f.cutoff)
+}
+
+// filter keeps the locks the filter lets through, in their order.
+func (f ageFilter) filter(locks []v1alpha1.Lock) []v1alpha1.Lock {
+	if !f.set {
 		return locks
 	}
 	out := make([]v1alpha1.Lock, 0, len(locks))

@@ -13,8 +13,17 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
+
+// ExitFound is `locks --exit-code`'s code when at least one lock is
+// listed: not 0 (nothing found) and not 1 (an error), so that a cron job
+// or a CI step can tell the three apart.
+const ExitFound = 4
+
+// errFound ends `locks --exit-code` after it printed what it found.
+var errFound = exitCode(ExitFound)
 
 const locksExample = `  # Every CAPTF state lock in the current namespace, with its verdict
   kubectl captf locks
@@ -26,7 +35,11 @@ const locksExample = `  # Every CAPTF state lock in the current namespace, with 
   kubectl captf locks -A --verdict Stale,Foreign -o name
 
   # The oldest lock first
-  kubectl captf locks -A --sort-by=.lock.created`
+  kubectl captf locks -A --sort-by=.lock.created
+
+  # For cron or CI: list the locks held for over 30 minutes that CAPTF will not
+  # clear by itself or has not cleared yet, and exit 4 if there are any
+  kubectl captf locks -A --verdict Stale,Foreign,Unknown --older-than 30m --exit-code`
 
 // LocksOptions are the options of `kubectl captf locks`.
 type LocksOptions struct {
@@ -48,6 +61,10 @@ type LocksOptions struct {
 	Verdicts []string
 	// SortBy is a JSONPath over a LockList item, as kubectl's --sort-by.
 	SortBy string
+	// OlderThan keeps only the held locks created longer ago (--older-than).
+	OlderThan time.Duration
+	// ExitCode exits with ExitFound when any lock is listed (--exit-code).
+	ExitCode bool
 
 	namespace string
 	// contextGiven: --context was given, which names one cluster.
@@ -55,9 +72,12 @@ type LocksOptions struct {
 	filter       verdictFilter
 	// verdictSet: --verdict was given, perhaps with nothing in it.
 	verdictSet bool
-	sorter     *lockSorter
-	printer    printers.ResourcePrinter
-	clients    *clients
+	// olderThanSet: --older-than was given (0 keeps every held lock).
+	olderThanSet bool
+	age          ageFilter
+	sorter       *lockSorter
+	printer      printers.ResourcePrinter
+	clients      *clients
 	genericiooptions.IOStreams
 }
 
@@ -86,11 +106,23 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
             finished; CAPTF clears it with the object's next Job
   Foreign   held by anyone else (a workstation, another object's pod);
             CAPTF never clears it
-  Unknown   held, but the holder cannot be identified; CAPTF never clears it`,
+  Unknown   held, but the holder cannot be identified; CAPTF never clears it
+
+--older-than keeps only the held locks whose lock info says they were created
+longer ago than the duration. A held lock whose creation time cannot be read
+(no or unparseable lock info) is kept: its age is unknown, and a check for old
+locks must not miss it. An Unlocked lock has no age and is left out.
+
+Exit codes: 0 success, also when nothing is found (said on stderr for the
+table); 1 error; 4 with --exit-code when at least one lock is listed; 130
+interrupted. With --exit-code and --contexts or --all-contexts, a context that
+cannot be read makes it exit 1 when nothing is found elsewhere: nothing found
+is not all clear then.`,
 		Example: locksExample,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.verdictSet = cmd.Flags().Changed("verdict")
+			o.olderThanSet = cmd.Flags().Changed("older-than")
 			o.contextGiven = cmd.Flags().Changed("context")
 			return run(cmd.Context(), o)
 		},
@@ -106,6 +138,8 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
 	fl.DurationVar(&o.ContextTimeout, "context-timeout", o.ContextTimeout, "With --contexts or --all-contexts, how long each cluster may take.")
 	fl.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
+	fl.DurationVar(&o.OlderThan, "older-than", 0, "Keep only the held locks created longer ago than this Go duration (e.g. 30m, 2h), by their lock info's created time. A held lock whose created time cannot be read is kept; Unlocked locks are left out. Not with --watch.")
+	fl.BoolVar(&o.ExitCode, "exit-code", false, fmt.Sprintf("Exit with code %d when at least one lock is listed, 0 when none is (for cron and CI; 1 stays an error). Not with --watch.", ExitFound))
 	_ = cmd.RegisterFlagCompletionFunc("verdict", completeValues(verdictNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", completeValues(".lock.created", ".metadata.name", ".metadata.namespace", ".verdict", ".object.name", ".lock.who"))
 	o.print.addFlags(cmd)
@@ -169,7 +203,16 @@ func (o *LocksOptions) Validate() error {
 	if o.multi() && o.contextGiven {
 		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
 	}
+	if o.Watch && o.ExitCode {
+		return fmt.Errorf("--exit-code reports one listing's result; it does not go with --watch, which never ends by itself")
+	}
+	if o.Watch && o.olderThanSet {
+		return fmt.Errorf("--older-than does not go with --watch: a lock grows older without a change for the watch to report")
+	}
 	var err error
+	if o.age, err = newAgeFilter(o.olderThanSet, o.OlderThan, o.factory.clock()); err != nil {
+		return err
+	}
 	if o.verdictSet && len(o.Verdicts) == 0 {
 		o.Verdicts = []string{""} // --verdict "": not a verdict
 	}
@@ -203,7 +246,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 			list.Items = append(list.Items, r.Lock())
 		}
 	}
-	list.Items = o.filter.filter(list.Items)
+	list.Items = o.age.filter(o.filter.filter(list.Items))
 	if err := o.sorter.sort(list.Items); err != nil {
 		return err
 	}
@@ -211,11 +254,33 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 		if o.namespace == "" || o.multi() {
 			fmt.Fprintln(o.ErrOut, "No resources found")
 		} else {
-			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", o.namespace)
+			fmt.Fprintf(o.ErrOut, "No resources found in %s namespace.\n", escape.Text(o.namespace))
 		}
 		return nil
 	}
-	return o.printer.PrintObj(list, o.Out)
+	if err := o.printer.PrintObj(list, o.Out); err != nil {
+		return err
+	}
+	return o.exitCode(list)
+}
+
+// exitCode is --exit-code's verdict on what was printed: ExitFound when a
+// lock is listed; otherwise an error when a context could not be read,
+// since nothing found is then not all clear.
+func (o *LocksOptions) exitCode(list *v1alpha1.LockList) error {
+	switch {
+	case !o.ExitCode:
+		return nil
+	case len(list.Items) > 0:
+		return errFound
+	case len(list.ContextErrors) > 0:
+		names := make([]string, len(list.ContextErrors))
+		for i, e := range list.ContextErrors {
+			names[i] = e.Context
+		}
+		return fmt.Errorf("nothing was found, but context %s could not be read: with --exit-code that is not all clear", strings.Join(names, ", "))
+	}
+	return nil
 }
 
 func (o *LocksOptions) scope(namespace string) inspect.Scope {

@@ -156,4 +156,3 @@ func (e *Explainer) now() time.Time {
 	}
 	return time.Now()
 }
-
