@@ -37,8 +37,8 @@ const locksExample = `  # Every CAPTF state lock in the current namespace, with 
   # The oldest lock first
   kubectl captf locks -A --sort-by=.lock.created
 
-  # For cron or CI: list the locks held for over 30 minutes that CAPTF will not
-  # clear by itself or has not cleared yet, and exit 4 if there are any
+  # For cron or CI: the Stale, Foreign and Unknown locks held for over 30 minutes;
+  # exit 4 if there are any, 0 if there are none
   kubectl captf locks -A --verdict Stale,Foreign,Unknown --older-than 30m --exit-code`
 
 // LocksOptions are the options of `kubectl captf locks`.
