@@ -23,8 +23,10 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 )
 
-// baseID is where the schemas are published.
-const baseID = "https://github.com/captf-io/kubectl-captf/docs/schema/"
+// baseID is where the schemas are served: each $id is the URL of the
+// committed file on the main branch, raw, so that a validator (or a
+// person) that fetches the $id gets the schema itself.
+const baseID = "https://raw.githubusercontent.com/captf-io/kubectl-captf/main/docs/schema/"
 
 // schemaFiles are the published schemas: the kinds, and Lock alone for
 // the objects of `locks -w -o json --output-watch-events`.
