@@ -138,7 +138,12 @@ func TestMirrorMatchesK9sSource(t *testing.T) {
 		"internal/view/helpers.go": {"ss.Insert(m.Name)", `"CONTEXT":    ctx,`, `"KUBECONFIG": cfg,`, `env["NAMESPACE"], env["NAME"] = client.Namespaced(path)`},
 		"internal/view/actions.go": {"arg, err := r.EnvFn()().Substitute(a)", "binary:     p.Command,", "background: p.Background,", "if p.Confirm {",
 			"(ro && pp.Plugins[k].Dangerous)"},
-		"internal/view/exec.go": {"cmd := exec.CommandContext(ctx, opts.binary, opts.args...)", "clearScreen()"},
+		// A foreground command gets k9s's terminal: Shift-I reads the
+		// lock ID from it. (k9s 0.50 has no input dialog for plugins: its
+		// Plugin has no inputs field, which the comparison above would
+		// show.)
+		"internal/view/exec.go": {"cmd := exec.CommandContext(ctx, opts.binary, opts.args...)", "clearScreen()",
+			"cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr", "a.Halt()", "return a.Suspend(func() {"},
 	} {
 		src := string(k9sSource(t, dir, rel))
 		for _, want := range wants {
@@ -168,15 +173,16 @@ func TestSubstituteAsK9s(t *testing.T) {
 	}
 }
 
-// What the file promises: for each of the four views an explain, a dry
-// run, and an unlock --confirm that k9s asks about and hides in read-only
+// What the file promises: for each of the four views the overview of every
+// lock, an explain, a dry run, an unlock --confirm and an unlock that asks
+// for the lock ID, the last two asked about by k9s and hidden in read-only
 // mode; the output shown (foreground); the view's context and namespace.
 func TestPluginsFileEntries(t *testing.T) {
 	p, err := Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	type role struct{ explain, dryRun, confirm string }
+	type role struct{ overview, explain, dryRun, confirm, withID string }
 	views := map[string]*role{"terraformclusters": {}, "terraformmachines": {}, "terraformmachinepools": {}, "leases": {}}
 	for _, name := range p.Names() {
 		e := p.Plugins[name]
@@ -186,7 +192,7 @@ func TestPluginsFileEntries(t *testing.T) {
 		}
 		script := e.Args[1]
 		if strings.Count(script, "$") != strings.Count(script, `"$`) || !slices.Equal(e.Args[4:], []string{"$CONTEXT", "$NAMESPACE", "$KUBECONFIG"}) ||
-			!strings.Contains(script, `--context "$2" -n "$3"`) || !strings.Contains(script, "set -o pipefail;") {
+			!strings.Contains(script, `--context "$2"`) || !strings.HasPrefix(script, `set -o pipefail; if [ -n "$4" ]; then export KUBECONFIG="$4"; fi`) {
 			t.Errorf("%s: the script must take the k9s variables as quoted positional parameters: %q", name, e.Args)
 		}
 		if got := ObjectEnv("x", "", "", "", "", "", "r", "ns", "n").Substitute(script); got != script {
@@ -194,6 +200,37 @@ func TestPluginsFileEntries(t *testing.T) {
 		}
 		if slices.Contains(e.Scopes, "leases") && len(e.Scopes) > 1 {
 			t.Errorf("%s mixes leases with the kinds", name)
+		}
+		var slot func(*role) *string
+		switch {
+		case strings.Contains(script, `kubectl captf locks -A -o wide --context "$2" 2>&1 | less -R -+F -S`):
+			slot = func(r *role) *string { return &r.overview }
+			if e.Confirm || e.Dangerous {
+				t.Errorf("%s: the overview is neither confirmed nor dangerous", name)
+			}
+		case strings.Contains(script, `kubectl captf explain "$1" --context "$2" -n "$3" 2>&1 | less -R -+F`):
+			slot = func(r *role) *string { return &r.explain }
+			if e.Confirm || e.Dangerous {
+				t.Errorf("%s: explain is neither confirmed nor dangerous", name)
+			}
+		case strings.Contains(script, "read -r captf_id") && strings.Contains(script, `kubectl captf unlock "$1" --context "$2" -n "$3" --id "$captf_id" "${captf_force[@]}" --confirm`):
+			slot = func(r *role) *string { return &r.withID }
+			if !e.Confirm || !e.Dangerous {
+				t.Errorf("%s: unlock --id --confirm needs confirm: true and dangerous: true", name)
+			}
+		case strings.Contains(script, `kubectl captf unlock "$1" --context "$2" -n "$3" --confirm 2>&1 | less -R -+F`):
+			slot = func(r *role) *string { return &r.confirm }
+			if !e.Confirm || !e.Dangerous {
+				t.Errorf("%s: unlock --confirm needs confirm: true and dangerous: true", name)
+			}
+		case strings.Contains(script, `kubectl captf unlock "$1" --context "$2" -n "$3" 2>&1 | less -R -+F`) && !strings.Contains(script, "--confirm"):
+			slot = func(r *role) *string { return &r.dryRun }
+			if e.Confirm || e.Dangerous {
+				t.Errorf("%s: a dry run is neither confirmed nor dangerous", name)
+			}
+		default:
+			t.Errorf("%s: %q", name, script)
+			continue
 		}
 		for _, s := range e.Scopes {
 			r := views[s]
@@ -208,36 +245,17 @@ func TestPluginsFileEntries(t *testing.T) {
 			if e.Args[3] != want {
 				t.Errorf("%s: target %q in scope %s, want %q", name, e.Args[3], s, want)
 			}
-			var slot *string
-			switch {
-			case strings.Contains(script, "kubectl captf explain "):
-				slot = &r.explain
-				if e.Confirm || e.Dangerous {
-					t.Errorf("%s: explain is neither confirmed nor dangerous", name)
-				}
-			case strings.Contains(script, "kubectl captf unlock ") && strings.Contains(script, " --confirm"):
-				slot = &r.confirm
-				if !e.Confirm || !e.Dangerous {
-					t.Errorf("%s: unlock --confirm needs confirm: true and dangerous: true", name)
-				}
-			case strings.Contains(script, "kubectl captf unlock "):
-				slot = &r.dryRun
-				if e.Confirm || e.Dangerous {
-					t.Errorf("%s: a dry run is neither confirmed nor dangerous", name)
-				}
-			default:
-				t.Errorf("%s: %q", name, script)
-				continue
+			if p := slot(r); *p != "" {
+				t.Errorf("scope %s: %s and %s do the same", s, *p, name)
+			} else {
+				*p = e.ShortCut
 			}
-			if *slot != "" {
-				t.Errorf("scope %s: %s and %s do the same", s, *slot, name)
-			}
-			*slot = e.ShortCut
 		}
 	}
 	for s, r := range views {
-		if r.explain == "" || r.dryRun == "" || r.confirm == "" || r.explain == r.dryRun || r.dryRun == r.confirm || r.explain == r.confirm {
-			t.Errorf("scope %s: shortcuts explain %q, dry run %q, confirm %q", s, r.explain, r.dryRun, r.confirm)
+		keys := []string{r.overview, r.explain, r.dryRun, r.confirm, r.withID}
+		if slices.Contains(keys, "") || len(slices.Compact(slices.Sorted(slices.Values(keys)))) != len(keys) {
+			t.Errorf("scope %s: shortcuts overview %q, explain %q, dry run %q, confirm %q, with ID %q: each set and different", s, r.overview, r.explain, r.dryRun, r.confirm, r.withID)
 		}
 	}
 }
