@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,10 +19,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
@@ -53,10 +57,10 @@ func adviceWorld(ns, name, holderID, who string, live bool) (*inspect.Inspector,
 }
 
 // printedCommands are the commands of human output, continuation lines
-// joined, each parsed back into its argv.
-func printedCommands(t *testing.T, out string) []shell.Command {
+// joined, each read back into its argv as an interactive bash reads it.
+func printedCommands(t *testing.T, out string) [][]string {
 	t.Helper()
-	var cmds []shell.Command
+	var cmds [][]string
 	lines := strings.Split(out, "\n")
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -67,88 +71,148 @@ func printedCommands(t *testing.T, out string) []shell.Command {
 			i++
 			l += "\n" + lines[i]
 		}
-		c, err := shell.Parse(l)
-		if err != nil {
-			t.Fatalf("printed command %q does not parse: %v\n%s", l, err, out)
-		}
-		cmds = append(cmds, c)
+		cmds = append(cmds, pasted(t, l))
 	}
 	return cmds
 }
 
-// assertSafe fails on any byte a terminal would act on.
+// pasted reads a printed command line back into its argv. It allows only
+// what package shell writes: bare words of plain characters, single-quoted
+// text and \' between quotes, so that nothing in it expands, and no !, ^
+// or " outside single quotes, which an interactive shell's history
+// expansion would act on before parsing the line.
+func pasted(t *testing.T, line string) []string {
+	t.Helper()
+	quoted := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\'' && (quoted || i == 0 || line[i-1] != '\\'):
+			quoted = !quoted
+		case !quoted && strings.IndexByte("!^\"$`", c) >= 0:
+			t.Fatalf("printed command %q has %q outside single quotes", line, c)
+		}
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	if err != nil || len(f.Stmts) != 1 {
+		t.Fatalf("printed command %q does not parse as one command: %v", line, err)
+	}
+	call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Assigns) > 0 || len(f.Stmts[0].Redirs) > 0 {
+		t.Fatalf("printed command %q is not a simple command", line)
+	}
+	var argv []string
+	for _, w := range call.Args {
+		var b strings.Builder
+		for _, part := range w.Parts {
+			switch p := part.(type) {
+			case *syntax.Lit:
+				if strings.Trim(p.Value, `\'`) != "" && strings.ContainsRune(p.Value, '\\') {
+					t.Fatalf("printed command %q: backslash in %q", line, p.Value)
+				}
+				b.WriteString(strings.ReplaceAll(p.Value, `\'`, `'`))
+			case *syntax.SglQuoted:
+				if p.Dollar {
+					t.Fatalf("printed command %q: $'...'", line)
+				}
+				b.WriteString(p.Value)
+			default:
+				t.Fatalf("printed command %q: %T expands", line, part)
+			}
+		}
+		argv = append(argv, b.String())
+	}
+	return argv
+}
+
+// assertSafe fails on any character a terminal would act on or not show.
 func assertSafe(t *testing.T, out string) {
 	t.Helper()
 	for _, r := range out {
-		if (r < 0x20 && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c {
-			t.Fatalf("control character %U reaches the output:\n%q", r, out)
+		if r != '\n' && escape.Hidden(r) {
+			t.Fatalf("%U reaches the output:\n%q", r, out)
 		}
 	}
 }
 
-// FuzzAdvice feeds arbitrary holder identities, Who, object names and
-// namespaces through every path that prints a command to paste: unlock's
-// dry run and refusals (live, foreign, an --id that no longer matches) and
-// explain's advice. Every printed command must parse back, with a POSIX
-// shell's rules, into exactly the argv it was built from, and no control
+// FuzzAdvice feeds arbitrary holder identities, Who, object names,
+// namespaces and connection flags through every path that prints a
+// command to paste: unlock's dry run and refusals (live, foreign, an --id
+// that no longer matches) and explain's advice. Every printed command must
+// read back, as an interactive bash or zsh with history expansion reads
+// it, into exactly the argv it was built from, that argv must carry the
+// connection flags right after the program, and no control or invisible
 // character may reach the output.
 func FuzzAdvice(f *testing.F) {
-	f.Add("default", "demo", "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a", "root@captf-c-demo-apply-a1-d72d2a-x7k2p", true)
-	f.Add("team-a", "web", "$(touch${IFS}pwned)", "alice@laptop", false)
-	f.Add("ns", "x\x1b]0;x\x07$(id)", "it's \"x\"\n", "a@b\u202e", false)
-	f.Add("n s", "`id`", "", "@", true)
-	f.Fuzz(func(t *testing.T, ns, name, holderID, who string, live bool) {
+	f.Add("default", "demo", "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a", "root@captf-c-demo-apply-a1-d72d2a-x7k2p", true, "prod", "/tmp/prod.kubeconfig", "", "")
+	f.Add("team-a", "web", "$(touch${IFS}pwned)", "alice@laptop", false, "", "", "system:admin", "ops")
+	f.Add("ns", "x\x1b]0;x\x07$(id)", "it's \"x\"\n", "a@b\u202e", false, "ctx!!", "~/k", "", "")
+	f.Add("n s", "`id`", "", "@", true, "", "", "", "")
+	f.Add("rt", "db", "'!#';touch /tmp/x;#'", "root@vm", false, "c", "", "", "")
+	f.Add("rt", "db", "abc!!def", "root@vm", false, "^a^b", "!#", "!!", "'")
+	f.Add("rt", "db", "a\nb", "root@vm\u200b", false, "=ls", "a\nb", "\u2028", "^")
+	f.Fuzz(func(t *testing.T, ns, name, holderID, who string, live bool, context, kubeconfig, as, group string) {
 		if ns == "" || name == "" || !strings.Contains(who, "@") {
 			return
 		}
+		conn := advice.Conn{Context: context, Kubeconfig: kubeconfig, As: as}
+		if group != "" {
+			conn.AsGroups = []string{group, group}
+		}
+		b := advice.Builder{Conn: conn}
 		in, r, lease := adviceWorld(ns, name, holderID, who, live)
-		ctx := context.Background()
+		ctx := t.Context()
 		arg := r.String()
-		u := &unlock.Unlocker{Inspector: in, Client: in.Client, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+		u := &unlock.Unlocker{Inspector: in, Client: in.Client, Advice: b, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
 		for _, g := range []unlock.Guard{{}, {Force: true}, {ID: "not-" + holderID, IDGiven: true}, {Force: true, ID: holderID, IDGiven: true}} {
 			out, err := u.Unlock(ctx, ns, lease, unlock.Options{Guard: g, Arg: arg})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var b bytes.Buffer
-			printHuman(&b, out, time.Now())
-			assertSafe(t, b.String())
-			checkCommands(t, b.String(), out.Commands)
+			var buf bytes.Buffer
+			printHuman(&buf, out, time.Now())
+			assertSafe(t, buf.String())
+			checkCommands(t, buf.String(), out.Commands, conn)
 		}
-		x, _, err := (&explain.Explainer{Inspector: in, Dynamic: in.Dynamic, Metadata: in.Metadata}).Explain(ctx, explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg})
+		x, _, err := (&explain.Explainer{Inspector: in, Dynamic: in.Dynamic, Metadata: in.Metadata, Advice: b}).Explain(ctx, explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var b bytes.Buffer
-		printExplanation(&b, x, time.Now())
-		assertSafe(t, b.String())
-		var want []shell.Command
+		var buf bytes.Buffer
+		printExplanation(&buf, x, time.Now())
+		assertSafe(t, buf.String())
 		for _, a := range x.Advice {
-			// Advice is pasted line by line (jq -r '.advice[]'): each item
-			// is one line, a comment or a command that parses.
-			if strings.ContainsAny(a, "\n\r") {
-				t.Fatalf("advice item spans lines: %q", a)
-			}
-			if !strings.HasPrefix(a, "# ") {
-				c, err := shell.Parse(a)
-				if err != nil {
-					t.Fatalf("advice %q does not parse: %v", a, err)
-				}
-				want = append(want, c)
+			// Advice is pasted line by line (jq -r '.advice[].command'):
+			// each command is one line that reads back as its argv.
+			if a.Command != "" && !slices.Equal(pasted(t, a.Command), a.Argv) {
+				t.Fatalf("advice %q does not read back as %q", a.Command, a.Argv)
 			}
 		}
-		checkCommands(t, b.String(), want)
+		checkCommands(t, buf.String(), x.Advice, conn)
 	})
 }
 
 // checkCommands requires the printed commands to be exactly the built
-// ones that can be shown safely, in order, argument for argument.
-func checkCommands(t *testing.T, out string, built []shell.Command) {
+// ones that can be shown safely, in order, argument for argument, each
+// with the connection flags after its program.
+func checkCommands(t *testing.T, out string, built []v1alpha1.Advice, conn advice.Conn) {
 	t.Helper()
-	var printable []shell.Command
-	for _, c := range built {
-		if _, err := c.Words(); err == nil {
-			printable = append(printable, c)
+	var printable [][]string
+	for _, a := range built {
+		if len(a.Argv) == 0 {
+			continue
+		}
+		if (a.Command == "") != (a.Unprintable != "") {
+			t.Fatalf("advice %+v: a command or the reason there is none", a)
+		}
+		prog := 1
+		if a.Argv[1] == "captf" {
+			prog = 2
+		}
+		if flags := conn.Flags(); !slices.Equal(a.Argv[prog:prog+len(flags)], flags) {
+			t.Fatalf("%q does not carry the connection flags %q", a.Argv, flags)
+		}
+		if a.Command != "" {
+			printable = append(printable, a.Argv)
 		}
 	}
 	got := printedCommands(t, out)
@@ -163,7 +227,7 @@ func checkCommands(t *testing.T, out string, built []shell.Command) {
 		t.Fatalf("%d commands printed, %d built:\n%s", len(got), len(printable), out)
 	}
 	for i := range got {
-		if strings.Join(got[i], "\x00") != strings.Join(printable[i], "\x00") {
+		if !slices.Equal(got[i], printable[i]) {
 			t.Fatalf("printed %q, built %q", got[i], printable[i])
 		}
 	}

@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -10,7 +13,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
@@ -31,6 +36,52 @@ type factory struct {
 	// forContext builds the clients of one context of --contexts;
 	// newClients when nil.
 	forContext func(*rest.Config) (*clients, error)
+	// flags are the connection flags as given on the command line, which
+	// every printed command carries (advice).
+	flags *genericclioptions.ConfigFlags
+	// getenv reads the environment (KUBECONFIG); os.Getenv when nil.
+	getenv func(string) string
+}
+
+// advice builds the commands printed for a person, bound to the cluster
+// this run reads: the connection flags given, the kubeconfig context it
+// resolved when --context was not given (so that a pasted command fails
+// rather than reach another cluster if the current context changes), and
+// $KUBECONFIG when it names one file and --kubeconfig was not given. A
+// bearer token, user name or password is never printed.
+func (f *factory) advice() advice.Builder {
+	var c advice.Conn
+	if fl := f.flags; fl != nil {
+		str := func(p *string) string {
+			if p == nil {
+				return ""
+			}
+			return *p
+		}
+		c = advice.Conn{
+			Kubeconfig: str(fl.KubeConfig), Context: str(fl.Context), Cluster: str(fl.ClusterName),
+			User: str(fl.AuthInfoName), Server: str(fl.APIServer), TLSServerName: str(fl.TLSServerName),
+			CertificateAuthority: str(fl.CAFile), ClientCertificate: str(fl.CertFile), ClientKey: str(fl.KeyFile),
+			As: str(fl.Impersonate), AsUID: str(fl.ImpersonateUID),
+		}
+		c.Insecure = fl.Insecure != nil && *fl.Insecure
+		if fl.ImpersonateGroup != nil {
+			c.AsGroups = *fl.ImpersonateGroup
+		}
+	}
+	if c.Context == "" {
+		if raw, err := f.getter.ToRawKubeConfigLoader().RawConfig(); err == nil {
+			c.Context = raw.CurrentContext
+		}
+	}
+	getenv := f.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if env := getenv(clientcmd.RecommendedConfigPathEnvVar); c.Kubeconfig == "" && env != "" && !strings.Contains(env, string(filepath.ListSeparator)) {
+		c.Kubeconfig = env
+	}
+	return advice.Builder{Conn: c}
 }
 
 func (f *factory) clock() time.Time {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -59,7 +60,7 @@ func completeTargets(f *factory) cobra.CompletionFunc {
 					out = append(out, "lease/"+l.Name)
 				}
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return safe(out), cobra.ShellCompDirectiveNoFileComp
 		}
 		for _, k := range object.Kinds {
 			if typ != strings.ToLower(k.Name) {
@@ -73,8 +74,22 @@ func completeTargets(f *factory) cobra.CompletionFunc {
 				out = append(out, typ+"/"+m.Name)
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return safe(out), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// safe leaves out the candidates that hold characters a terminal would
+// act on or not show (escape.Safe): a shell prints candidates as they are
+// when it lists several, and one that must be escaped to be seen cannot be
+// typed back either. Kubeconfig names are anyone's text.
+func safe(candidates []cobra.Completion) []cobra.Completion {
+	out := candidates[:0:0]
+	for _, c := range candidates {
+		if escape.Safe(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // completeValues completes a flag's fixed values.
@@ -239,7 +254,7 @@ func completeNamespaces(flags genericclioptions.RESTClientGetter) cobra.Completi
 				out = append(out, ns.Name)
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return safe(out), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -285,7 +300,7 @@ func completeKubeconfig(flags genericclioptions.RESTClientGetter, names kubeconf
 				out = append(out, n)
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return safe(out), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -312,6 +327,6 @@ func completeContextList(flags genericclioptions.RESTClientGetter) cobra.Complet
 				out = append(out, prefix+n)
 			}
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return safe(out), cobra.ShellCompDirectiveNoFileComp
 	}
 }

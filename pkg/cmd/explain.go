@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -110,7 +111,7 @@ func (o *ExplainOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata, Now: o.factory.clock}
+	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata, Advice: o.factory.advice(), Now: o.factory.clock}
 	return nil
 }
 
@@ -169,17 +170,7 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	if len(x.Advice) > 0 {
 		fmt.Fprintln(w, "What you can do:")
 		for _, a := range x.Advice {
-			if c, ok := strings.CutPrefix(a, "# "); ok {
-				writeWrapped(w, "  # ", escape.Text(c))
-			} else {
-				// Advice is quoted by shell.Command; parsed back, it wraps
-				// between arguments.
-				if c, err := shell.Parse(a); err == nil {
-					writeCommand(w, c)
-				} else {
-					writeWrapped(w, "  # ", "no command printed: "+err.Error())
-				}
-			}
+			writeAdvice(w, a)
 		}
 	}
 	if x.Disagreement != "" {
@@ -202,12 +193,24 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	if len(c.Events) == 0 {
 		ctxField("Events", "no ForceUnlocked, StateLocked or OperatorForceUnlocked events")
 	}
+	audited := false
 	for _, e := range c.Events {
 		age := ""
 		if e.Time != nil {
 			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
 		}
-		ctxField("Event", escape.Text(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+		by := ""
+		if e.Reason == audit.Reason {
+			audited = true
+			by = fmt.Sprintf(", reported by %s (%s)", none(e.ReportingController), none(e.ReportingInstance))
+			if e.ReportingController != audit.Controller {
+				by += ", not by kubectl captf"
+			}
+		}
+		ctxField("Event", escape.Text(fmt.Sprintf("%s (%s)%s%s: %s", e.Reason, e.Type, age, by, e.Note)))
+	}
+	if audited {
+		writeWrapped(w, fmt.Sprintf("  %-15s", ""), "Events are not authenticated: anyone who may create Events in the namespace can write one like it. The API server's audit log is the record of who wrote the Lease.")
 	}
 	if x.Holder != nil && x.Holder.Death != nil {
 		ctxField("Runner end", escape.Text(x.Holder.Death.Summary))
@@ -275,13 +278,19 @@ func writeWrapped(w io.Writer, prefix, text string) {
 	fmt.Fprintln(w, strings.TrimRight(line, " "))
 }
 
-// writeCommand writes a command for a person to paste, each argument
-// quoted by shell.Command, within width: long ones break between arguments
-// with backslash continuations, so that they still paste as one command. A
-// command whose arguments cannot be shown safely is not printed; a comment
-// says why.
-func writeCommand(w io.Writer, c shell.Command) {
-	words, err := c.Words()
+// writeAdvice writes one piece of advice for a person: its comment, then
+// its command, each argument quoted by package shell, within width: a long
+// command breaks between arguments with backslash continuations, so that
+// it still pastes as one command. A command whose arguments cannot be
+// shown safely is not printed; a comment says why.
+func writeAdvice(w io.Writer, a v1alpha1.Advice) {
+	if a.Comment != "" {
+		writeWrapped(w, "  # ", escape.Text(a.Comment))
+	}
+	if len(a.Argv) == 0 {
+		return
+	}
+	words, err := shell.Words(a.Argv)
 	if err != nil {
 		writeWrapped(w, "  # ", "no command printed: "+err.Error())
 		return

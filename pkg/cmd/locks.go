@@ -87,7 +87,6 @@ func NewLocksOptions(f *factory, streams genericiooptions.IOStreams) *LocksOptio
 	o.print = newPrintFlags(o.tablePrinter)
 	o.print.formats = dedupe(append([]string{"wide", "name"}, o.print.AllowedFormats()...))
 	o.print.asName = lockLeaseNames
-	o.print.streamLists = true
 	return o
 }
 

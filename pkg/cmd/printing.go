@@ -1,18 +1,22 @@
 package cmd
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
-	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/encode"
 )
 
 // printFlags are one command's -o: cli-runtime's PrintFlags serve json,
@@ -30,9 +34,6 @@ type printFlags struct {
 	// `kubectl get leases -o name` prints them, so that the names feed
 	// kubectl and kubectl captf alike.
 	asName func(runtime.Object) []runtime.Object
-	// streamLists writes -o json of a LockList item by item, with the
-	// bytes cli-runtime's JSON printer would write.
-	streamLists bool
 }
 
 func newPrintFlags(human func(wide bool) printers.ResourcePrinter, formats ...string) *printFlags {
@@ -65,20 +66,20 @@ func (f *printFlags) ToPrinter() (printers.ResourcePrinter, error) {
 	if format != "" && !slices.Contains(f.formats, format) && !f.template(format) {
 		return nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", format, strings.Join(slices.Sorted(slices.Values(f.formats)), ", "))
 	}
-	if f.isHuman() {
+	switch {
+	case f.isHuman():
 		return f.human(format == "wide"), nil
+	case format == "json":
+		return jsonPrinter{}, nil
+	case format == "yaml":
+		return &yamlPrinter{}, nil
 	}
 	p, err := f.PrintFlags.ToPrinter()
 	if err != nil {
 		return nil, err
 	}
-	if format == "json" && f.streamLists {
-		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
-			if l, ok := obj.(*v1alpha1.LockList); ok {
-				return writeLockList(w, l)
-			}
-			return p.PrintObj(obj, w)
-		}), nil
+	if f.template(format) {
+		return terminalSafe(p), nil
 	}
 	if format == "name" {
 		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
@@ -91,6 +92,67 @@ func (f *printFlags) ToPrinter() (printers.ResourcePrinter, error) {
 		}), nil
 	}
 	return p, nil
+}
+
+// jsonPrinter writes JSON as cli-runtime's JSON printer does (an object
+// indented by four spaces, a watch event compact on one line), but with
+// no Hidden character raw (encode.JSON), and a LockList item by item.
+type jsonPrinter struct{}
+
+func (jsonPrinter) PrintObj(obj runtime.Object, w io.Writer) error {
+	var data []byte
+	var err error
+	switch v := obj.(type) {
+	case *v1alpha1.LockList:
+		return writeLockList(w, v)
+	case *metav1.WatchEvent:
+		data, err = json.Marshal(v)
+	default:
+		if obj.GetObjectKind().GroupVersionKind().Empty() {
+			return fmt.Errorf("missing apiVersion or kind of a %T", obj)
+		}
+		data, err = json.MarshalIndent(obj, "", indent)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(encode.JSON(data), '\n'))
+	return err
+}
+
+// yamlPrinter writes YAML as cli-runtime's YAML printer does, documents
+// after the first preceded by "---", but with every string written so that
+// it parses back to itself and no Hidden character is raw (encode.YAML).
+type yamlPrinter struct{ printed bool }
+
+func (p *yamlPrinter) PrintObj(obj runtime.Object, w io.Writer) error {
+	data, err := encode.YAML(obj)
+	if err != nil {
+		return err
+	}
+	if p.printed {
+		data = append([]byte("---\n"), data...)
+	}
+	p.printed = true
+	_, err = w.Write(data)
+	return err
+}
+
+// terminalSafe runs a template printer (jsonpath, go-template) on the
+// object with its strings escaped as the table escapes them, when it
+// writes to a terminal, which the cluster's text must not control; to a
+// pipe or a file it gets the object as it is, which is what scripts want.
+func terminalSafe(p printers.ResourcePrinter) printers.ResourcePrinter {
+	return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
+		if printers.IsTerminal(w) {
+			m, err := encode.ForTerminal(obj)
+			if err != nil {
+				return err
+			}
+			obj = &unstructured.Unstructured{Object: m}
+		}
+		return p.PrintObj(obj, w)
+	})
 }
 
 // template is true for a jsonpath or go-template format ("jsonpath=...")

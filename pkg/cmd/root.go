@@ -34,6 +34,7 @@ func newRoot(streams genericiooptions.IOStreams, f *factory) (*cobra.Command, *r
 	if f == nil {
 		f = newFactory(flags, wrap)
 	}
+	f.flags = flags
 	cmd := &cobra.Command{
 		Use:   "captf",
 		Short: "See and safely clear the Terraform/OpenTofu state locks of CAPTF",

@@ -13,10 +13,11 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
@@ -135,7 +136,7 @@ func NewCmdUnlock(f *factory, streams genericiooptions.IOStreams) *cobra.Command
 	fl.StringVar(&o.ID, "id", "", "The current lock ID: required to clear a Live (with --force), Foreign or Unknown lock, and checked against any lock.")
 	fl.BoolVar(&o.AllStale, "all-stale", false, "Clear every Stale lock in the namespace (or with -A, everywhere), and nothing else.")
 	fl.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "With --all-stale, every namespace.")
-	fl.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+unlock.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
+	fl.BoolVar(&o.Reconcile, "reconcile", false, "After unlocking, annotate the object with "+advice.ReconcileAnnotation+" so CAPTF's controller reconciles now (it does not watch Leases).")
 	o.print.addFlags(cmd)
 	return cmd
 }
@@ -150,7 +151,7 @@ func (o *UnlockOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Now: o.factory.clock}
+	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Advice: o.factory.advice(), Now: o.factory.clock}
 	return nil
 }
 
@@ -184,7 +185,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := o.printOne(out); err != nil {
+		if err := o.settle(ctx, out, opts); err != nil {
 			return err
 		}
 		return o.finish([]*unlock.Outcome{out}, ctx)
@@ -213,9 +214,9 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 			// Also when interrupted: the lock being unlocked is reported,
 			// with whether its write may have been applied.
 			out = unlock.Failed(l.Namespace, l.Name, err)
-			out.Commands = []shell.Command{unlock.ExplainCommand(opts.Arg, l.Namespace)}
+			out.Commands = []v1alpha1.Advice{advice.Run("", o.unlocker.Advice.Explain(opts.Arg, l.Namespace))}
 		}
-		if err := o.printOne(out); err != nil {
+		if err := o.settle(ctx, out, opts); err != nil {
 			return err
 		}
 		outcomes = append(outcomes, out)
@@ -226,7 +227,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 	if len(outcomes) == 0 && o.print.isHuman() && ctx.Err() == nil {
 		where := "in any namespace"
 		if o.namespace != "" {
-			where = "in " + o.namespace + " namespace"
+			where = "in " + escape.Text(o.namespace) + " namespace"
 		}
 		fmt.Fprintf(o.ErrOut, "No stale locks found %s.\n", where)
 	}
@@ -238,44 +239,90 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 
 // printedOutcome is an outcome as the printers take it: its API form,
 // which json, yaml and name print, and the outcome, which the human
-// printer reads.
+// printer reads, in one of its phases.
 type printedOutcome struct {
 	*v1alpha1.UnlockResult
 	// Lease is the lock's Lease name, also when it does not exist.
 	Lease   string `json:"-"`
 	outcome *unlock.Outcome
+	phase   phase
 }
 
-func printable(out *unlock.Outcome) *printedOutcome {
+// phase is which part of an outcome the human printer prints: a write is
+// reported before the writes that follow it (the Event, the reconcile
+// patch) begin, and what those did is printed after them.
+type phase int
+
+const (
+	// whole: an outcome with no write, all of it.
+	whole phase = iota
+	// written: the lock, its verdict and the write made, nothing after.
+	written
+	// recorded: what followed the write: the Event, the reconcile, the
+	// commands.
+	recorded
+)
+
+func printable(out *unlock.Outcome, p phase) *printedOutcome {
 	r := out.API()
-	return &printedOutcome{UnlockResult: &r, Lease: out.Lease, outcome: out}
+	return &printedOutcome{UnlockResult: &r, Lease: out.Lease, outcome: out, phase: p}
 }
 
 // streamed is true for the formats printed as each outcome happens: the
 // human one and names. json and yaml print one document at the end.
 func (o *UnlockOptions) streamed() bool { return o.print.isHuman() || o.print.format() == "name" }
 
-// printOne prints one outcome as it happens, in the streamed formats.
-func (o *UnlockOptions) printOne(out *unlock.Outcome) error {
+// settle reports one outcome as it happens and, when it wrote, records
+// the unlock (the Event, the reconcile patch) only after the write is on
+// record: printed in the streamed formats, a line on stderr in the others,
+// whose document comes at the end.
+func (o *UnlockOptions) settle(ctx context.Context, out *unlock.Outcome, opts unlock.Options) error {
+	wrote := out.Action == v1alpha1.ActionUnlocked
+	p := whole
+	if wrote {
+		p = written
+	}
 	if o.streamed() {
-		if err := o.printer.PrintObj(printable(out), o.Out); err != nil {
+		if err := o.printer.PrintObj(printable(out, p), o.Out); err != nil {
 			return err
 		}
+	} else if wrote {
+		fmt.Fprintln(o.ErrOut, escape.Text(writeRecord(out)))
 	}
 	if !o.print.isHuman() && out.Action == v1alpha1.Failed {
 		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), escape.Text(out.Message))
 	}
 	warn(o.ErrOut, "", out.Warnings)
+	if !wrote {
+		return nil
+	}
+	before := len(out.Warnings)
+	o.unlocker.Record(ctx, out, opts)
+	if o.print.isHuman() {
+		if err := o.printer.PrintObj(printable(out, recorded), o.Out); err != nil {
+			return err
+		}
+	}
+	warn(o.ErrOut, "", out.Warnings[before:])
 	return nil
 }
 
+// writeRecord is one line saying what a write changed, for stderr when
+// stdout gets a document only at the end.
+func writeRecord(out *unlock.Outcome) string {
+	l := out.Result.Facts.Lease
+	return fmt.Sprintf("Unlocked lease/%s in namespace %s at resourceVersion %s (verdict %s, lock ID %q).", l.Name, l.Namespace, l.ResourceVersion, out.Result.Decision.Verdict, l.ID)
+}
+
 // finish prints json or yaml (every outcome, also after a failure or
-// Ctrl-C) and turns the worst outcome into the exit code.
+// Ctrl-C) and turns the worst outcome into the exit code. When that
+// printer fails, every outcome goes to stderr in the human form: the
+// locks it cleared are on record whatever the format.
 func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) error {
 	if !o.streamed() {
 		var obj runtime.Object
 		if !o.AllStale {
-			obj = printable(outcomes[0]).UnlockResult
+			obj = printable(outcomes[0], whole).UnlockResult
 		} else {
 			list := v1alpha1.NewUnlockResultList()
 			for _, out := range outcomes {
@@ -284,7 +331,11 @@ func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) 
 			obj = list
 		}
 		if err := o.printer.PrintObj(obj, o.Out); err != nil {
-			return err
+			p := &outcomePrinter{now: o.factory.clock}
+			for _, out := range outcomes {
+				_ = p.PrintObj(printable(out, whole), o.ErrOut)
+			}
+			return fmt.Errorf("printing the outcome as %s: %w (the outcome of every lock is above, on stderr)", o.print.format(), err)
 		}
 	}
 	worst := ExitOK
@@ -318,16 +369,27 @@ func (p *outcomePrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 	if !ok {
 		return fmt.Errorf("an unlock printer cannot print a %T", obj)
 	}
-	if p.printed {
-		fmt.Fprintln(w)
+	if po.phase != recorded {
+		if p.printed {
+			fmt.Fprintln(w)
+		}
+		p.printed = true
+		printOutcome(w, po.outcome, p.now())
 	}
-	p.printed = true
-	printHuman(w, po.outcome, p.now())
+	if po.phase != written {
+		printAfter(w, po.outcome)
+	}
 	return nil
 }
 
-// printHuman prints one outcome for a reader: the lock, then what happened.
+// printHuman prints one whole outcome for a reader.
 func printHuman(w io.Writer, out *unlock.Outcome, now time.Time) {
+	printOutcome(w, out, now)
+	printAfter(w, out)
+}
+
+// printOutcome prints the lock, then what happened to it.
+func printOutcome(w io.Writer, out *unlock.Outcome, now time.Time) {
 	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", escape.Text(out.Lease), escape.Text(out.Namespace))
 	r := out.Result
 	l := r.Facts.Lease
@@ -367,17 +429,24 @@ func printHuman(w io.Writer, out *unlock.Outcome, now time.Time) {
 		}
 	case v1alpha1.ActionUnlocked:
 		writeWrapped(w, "Unlocked: ", escape.Text(write))
+	}
+}
+
+// printAfter prints what followed the outcome: for a write, the Event and
+// the reconcile; then the commands to run next.
+func printAfter(w io.Writer, out *unlock.Outcome) {
+	if out.Action == v1alpha1.ActionUnlocked {
 		if out.Event != "" {
-			fmt.Fprintf(w, "Recorded Event %s (reason %s).\n", escape.Text(out.Event), unlock.EventReason)
+			fmt.Fprintf(w, "Recorded Event %s (reason %s).\n", escape.Text(out.Event), audit.Reason)
 		}
 		if out.Reconcile != "" {
-			fmt.Fprintf(w, "Annotated %s with %s: CAPTF's controller reconciles it now.\n", escape.Text(r.Facts.Owner.Ref.String()), escape.Text(out.Reconcile))
+			fmt.Fprintf(w, "Annotated %s with %s: CAPTF's controller reconciles it now.\n", escape.Text(out.Result.Facts.Owner.Ref.String()), escape.Text(out.Reconcile))
 		} else if len(out.Commands) > 0 {
 			writeWrapped(w, "", "CAPTF's controller does not watch Leases; it sees the free lock at its next reconcile. To trigger one now:")
 		}
 	}
 	for _, c := range out.Commands {
-		writeCommand(w, c)
+		writeAdvice(w, c)
 	}
 }
 

@@ -131,7 +131,7 @@ func (w *world) factory() (*factory, *fake.Clientset) {
 	c.inspector = &inspect.Inspector{Client: c.kube, Metadata: c.metadata, Dynamic: c.dynamic}
 	mapper := w.mapper()
 	getter := genericclioptions.NewTestConfigFlags().WithClientConfig(w.kubeconfig()).WithRESTMapper(mapper)
-	f := &factory{getter: getter, clients: c, now: func() time.Time { return clock }}
+	f := &factory{getter: getter, clients: c, now: func() time.Time { return clock }, getenv: func(string) string { return "" }}
 	f.builder = func() *resource.Builder {
 		return resource.NewFakeBuilder(func(gv schema.GroupVersion) (resource.RESTClient, error) {
 			return &restfake.RESTClient{

@@ -1,6 +1,7 @@
 // Package escape makes text read from the cluster safe to print. Whoever
 // can write a Lease, a pod or an Event chooses that text, so every output
-// path of the plugin passes it through Text.
+// path of the plugin passes it through Text (for a reader) or through
+// JSON and YAML's own escapes (package encode), which Hidden decides.
 package escape
 
 import (
@@ -16,8 +17,8 @@ import (
 // sentence. cli-runtime's EscapeTerminal shows ESC as ^[ and CR as \r but
 // lets the other control characters through (BEL, backspace, C1's CSI), so
 // those are shown too: newline and tab as \n and \t, other C0 controls and
-// DEL in caret notation, C1 controls and bidi controls (which reorder what
-// the reader sees) as \u escapes, and bytes that are not UTF-8 as \x escapes.
+// DEL in caret notation, every other Hidden character as a \u or \U
+// escape, and bytes that are not UTF-8 as \x escapes.
 func Text(s string) string {
 	if Safe(s) {
 		return s
@@ -32,8 +33,8 @@ func Text(s string) string {
 		case r < 0x20 || r == 0x7f:
 			b.WriteByte('^')
 			b.WriteByte(byte(r) ^ 0x40)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+		case Hidden(r):
+			b.WriteString(Code(r))
 		default:
 			b.WriteRune(r)
 		}
@@ -41,22 +42,51 @@ func Text(s string) string {
 	return b.String()
 }
 
-// Safe reports whether s prints as itself: valid UTF-8 with no control
-// character and no bidi control. Text returns such a string unchanged.
+// Safe reports whether s prints as itself: valid UTF-8 with no Hidden
+// character. Text returns such a string unchanged.
 func Safe(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || unsafeRune(r) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		} else if c < utf8.RuneSelf {
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || Hidden(r) {
 			return false
 		}
+		i += size - 1
 	}
 	return true
 }
 
-func unsafeRune(r rune) bool {
-	return (r >= 0x80 && r <= 0x9f) || unicode.Is(unicode.Bidi_Control, r)
+// Hidden reports whether r must never reach output as itself, because a
+// terminal acts on it or a reader cannot see it: C0 and C1 controls and
+// DEL, the Unicode format characters (Cf: bidi controls, which reorder
+// what the reader sees, zero-width characters, the soft hyphen, the byte
+// order mark, tag characters), the line and paragraph separators (Zl, Zp)
+// and the noncharacters (U+FFFE, U+FFFF, U+FDD0-U+FDEF and the last two of
+// every plane). With any of them, two different lock IDs could look the
+// same.
+func Hidden(r rune) bool {
+	switch {
+	case r < 0x20 || (r >= 0x7f && r <= 0x9f):
+		return true
+	case r < 0xa0:
+		return false
+	case r >= 0xfdd0 && r <= 0xfdef, r&0xfffe == 0xfffe:
+		return true
+	}
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// Code is r as a \u escape (four hex digits), or \U (eight) beyond the
+// Basic Multilingual Plane: the form Text shows a Hidden character in.
+func Code(r rune) string {
+	if r > 0xffff {
+		return fmt.Sprintf(`\U%08x`, r)
+	}
+	return fmt.Sprintf(`\u%04x`, r)
 }
 
 // valid replaces each byte that is not UTF-8 with a visible \x escape, so

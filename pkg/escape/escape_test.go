@@ -1,21 +1,53 @@
 package escape
 
-import "testing"
+import (
+	"testing"
+	"unicode/utf8"
+)
 
 func TestText(t *testing.T) {
 	for in, want := range map[string]string{
-		"root@pod":          "root@pod",
-		"a\x1b[31mred":      "a^[[31mred",
-		"bell\x07":          "bell^G",
-		"back\bspace\x7f":   "back^Hspace^?",
-		"two\nlines\r\tx":   `two\nlines\r\tx`,
-		"c1\u009b2J":        `c1\u009b2J`,
-		"bidi\u202egnp.exe": `bidi\u202egnp.exe`,
-		"ünïcode@höst":      "ünïcode@höst",
-		"bad\xffutf8":       `bad\xffutf8`,
+		"root@pod":              "root@pod",
+		"a\x1b[31mred":          "a^[[31mred",
+		"bell\x07":              "bell^G",
+		"back\bspace\x7f":       "back^Hspace^?",
+		"two\nlines\r\tx":       `two\nlines\r\tx`,
+		"c1\u009b2J":            `c1\u009b2J`,
+		"nel\u0085":             `nel\u0085`,
+		"bidi\u202egnp.exe":     `bidi\u202egnp.exe`,
+		"zero\u200bwidth":       `zero\u200bwidth`,
+		"soft\u00adhyphen":      `soft\u00adhyphen`,
+		"bom\ufeff":             `bom\ufeff`,
+		"line\u2028para\u2029":  `line\u2028para\u2029`,
+		"tag\U000e0041":         `tag\U000e0041`,
+		"non\uffff\ufffe\ufdd0": `non\uffff\ufffe\ufdd0`,
+		"plane\U0010ffff":       `plane\U0010ffff`,
+		"ünïcode@höst":          "ünïcode@höst",
+		"emoji😀 and 中文":        "emoji😀 and 中文",
+		"bad\xffutf8":           `bad\xffutf8`,
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+		if Safe(in) != (in == Text(in)) {
+			t.Errorf("Safe(%q) = %v, but Text changes it to %q", in, Safe(in), Text(in))
+		}
+	}
+}
+
+// Every rune Text lets through is one Hidden refuses, and Text's output
+// is always Safe.
+func TestTextIsAlwaysSafe(t *testing.T) {
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		s := "a" + string(r) + "b"
+		if out := Text(s); !Safe(out) {
+			t.Fatalf("Text(%q) = %q is not Safe", s, out)
+		}
+		if Safe(s) == Hidden(r) {
+			t.Fatalf("%U: Safe %v, Hidden %v", r, Safe(s), Hidden(r))
 		}
 	}
 }

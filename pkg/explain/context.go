@@ -15,14 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
-	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
 // Context reasons: the controller's two lock events, and the plugin's own.
-var contextReasons = []string{"ForceUnlocked", "StateLocked", unlock.EventReason}
+var contextReasons = []string{"ForceUnlocked", "StateLocked", audit.Reason}
 
 var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
@@ -138,7 +138,7 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		for _, ev := range evs.Items {
-			s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Note, Count: 1}
+			s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Note, Count: 1, ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance}
 			s.Time = firstTime(ev.EventTime.Time, ev.DeprecatedLastTimestamp.Time, ev.CreationTimestamp.Time)
 			if ev.Series != nil {
 				s.Count, s.Time = ev.Series.Count, firstTime(ev.Series.LastObservedTime.Time, ev.EventTime.Time)
@@ -189,7 +189,10 @@ func (l latestEvents) in(reasons []string) []v1alpha1.EventSummary {
 }
 
 func coreSummary(ev corev1.Event) v1alpha1.EventSummary {
-	s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Message, Count: ev.Count}
+	s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Message, Count: ev.Count, ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance}
+	if s.ReportingController == "" {
+		s.ReportingController, s.ReportingInstance = ev.Source.Component, ev.Source.Host
+	}
 	s.Time = firstTime(ev.LastTimestamp.Time, ev.EventTime.Time, ev.CreationTimestamp.Time)
 	return s
 }

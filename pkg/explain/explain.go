@@ -15,12 +15,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
-	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
 // Explainer builds explanations.
@@ -28,6 +27,9 @@ type Explainer struct {
 	Inspector *inspect.Inspector
 	Dynamic   dynamic.Interface
 	Metadata  metadata.Interface
+	// Advice builds the commands it suggests, with the connection flags of
+	// this run.
+	Advice advice.Builder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -46,7 +48,7 @@ type Target struct {
 
 // Explain reads the lock live, and its context, and explains it.
 func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanation, []string, error) {
-	x := &v1alpha1.Explanation{ObjectMeta: metav1.ObjectMeta{Name: t.Lease, Namespace: t.Namespace}, Advice: []string{}}
+	x := &v1alpha1.Explanation{ObjectMeta: metav1.ObjectMeta{Name: t.Lease, Namespace: t.Namespace}, Advice: []v1alpha1.Advice{}}
 	x.SetTypeMeta()
 	r, warnings, err := e.Inspector.Lock(ctx, t.Namespace, t.Lease, t.Fetched)
 	var none *inspect.NoLeaseError
@@ -77,13 +79,12 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	if r != nil {
 		x.Steps = append([]v1alpha1.Step{activeStep(x.Context.ActiveJob), {Check: "Does the Lease exist?", Observed: "lease/" + t.Lease, Result: "yes"}}, r.Decision.Steps...)
 		x.ControllerAction = controllerAction(*r, x.Context.ActiveJob, gate)
-		x.Advice = advice(*r, t)
+		x.Advice = e.advice(*r, t)
 	}
 	if x.Disagreement = disagreement(x, r, ref, gate); x.Disagreement != "" {
 		// Clearing a Lease does not make CAPTF reconcile; the command that
-		// does is advice like any other, quoted and on a line of its own.
-		x.Advice = append(x.Advice, "# the object's condition is out of date until CAPTF reconciles it; to trigger that now:")
-		addCommand(&x.Advice, unlock.ReconcileCommand(ref.String(), ref.Namespace, e.now()))
+		// does is advice like any other.
+		x.Advice = append(x.Advice, advice.Run("the object's condition is out of date until CAPTF reconciles it; to trigger that now:", e.Advice.Reconcile(ref.String(), ref.Namespace, e.now())))
 	}
 	return x, warnings, nil
 }
@@ -105,49 +106,35 @@ func activeStep(job *v1alpha1.ActiveJob) v1alpha1.Step {
 	return v1alpha1.Step{Check: "Is a Job of the object active?", Observed: fmt.Sprintf("Job %s is active (op %s, attempt %d)", job.Name, job.Operation, job.Attempt), Result: "the controller defers the lock check until it finishes"}
 }
 
-// advice lists the commands that fix or investigate the lock, each built
-// as an argv and quoted by package shell, and comments starting "# ".
-func advice(r inspect.Result, t Target) []string {
-	ns := t.Namespace
-	l := r.Facts.Lease
-	id := unlock.CurrentID(l)
-	var out []string
-	add := func(c shell.Command) { addCommand(&out, c) }
+// advice lists the commands that fix or investigate the lock, each with
+// the comment that says when to run it.
+func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
+	ns, b := t.Namespace, e.Advice
+	id := r.Facts.Lease.UnlockID()
 	switch r.Decision.Verdict {
 	case v1alpha1.Unlocked:
-		return []string{}
+		return []v1alpha1.Advice{}
 	case v1alpha1.Stale:
+		comment := ""
 		if r.Decision.CAPTFClears {
-			out = append(out, "# nothing is required: the object's next Job clears it; to clear it now:")
+			comment = "nothing is required: the object's next Job clears it; to clear it now:"
 		}
-		add(unlock.Command(t.Arg, ns, unlock.Guard{}, true, false))
-		return out
+		return []v1alpha1.Advice{advice.Run(comment, b.Unlock(t.Arg, ns, advice.Guard{}, true, false))}
 	case v1alpha1.Live:
 		p := r.Facts.Pod.Name
-		out = append(out, "# the runner is alive: look at it rather than unlocking")
-		add(shell.Command{"kubectl", "logs", "-n", ns, p})
-		add(shell.Command{"kubectl", "describe", "pod", "-n", ns, p})
-		out = append(out, "# only if it is certainly not writing the state, naming the lock ID you saw:")
-		add(unlock.Command(t.Arg, ns, unlock.Guard{Force: true, ID: id, IDGiven: true}, true, false))
-		return out
+		return []v1alpha1.Advice{
+			advice.Run("the runner is alive: look at it rather than unlocking", b.Logs(ns, p)),
+			advice.Run("", b.DescribePod(ns, p)),
+			advice.Run("only if it is certainly not writing the state, naming the lock ID you saw:", b.Unlock(t.Arg, ns, advice.Guard{Force: true, ID: id, IDGiven: true}, true, false)),
+		}
 	}
-	out = append(out, "# a foreign holder may be mid-write: make sure the holder shown above has stopped, then:")
+	const careful = "a foreign holder may be mid-write: make sure the holder shown above has stopped, then:"
+	var out []v1alpha1.Advice
 	if p := r.Facts.Pod; p != nil && p.Exists {
-		add(shell.Command{"kubectl", "describe", "pod", "-n", ns, p.Name})
+		out = append(out, advice.Run(careful, b.DescribePod(ns, p.Name)))
+		return append(out, advice.Run("", b.Unlock(t.Arg, ns, advice.Guard{ID: id, IDGiven: true}, true, false)))
 	}
-	add(unlock.Command(t.Arg, ns, unlock.Guard{ID: id, IDGiven: true}, true, false))
-	return out
-}
-
-// addCommand appends a command to advice, quoted by package shell, or a
-// comment saying why it cannot be shown.
-func addCommand(advice *[]string, c shell.Command) {
-	if s := c.String(); s != "" {
-		*advice = append(*advice, s)
-		return
-	}
-	_, err := c.Words()
-	*advice = append(*advice, "# no command printed: "+err.Error())
+	return append(out, advice.Run(careful, b.Unlock(t.Arg, ns, advice.Guard{ID: id, IDGiven: true}, true, false)))
 }
 
 func (e *Explainer) now() time.Time {

@@ -19,7 +19,8 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/unlock"
+	"github.com/captf-io/kubectl-captf/pkg/advice"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 )
 
 var lockName = object.LockLeaseName(object.DefaultWorkspace, demo.Suffix())
@@ -193,8 +194,8 @@ func TestExplainOnFakes(t *testing.T) {
 				if j := x.Context.ActiveJob; j == nil || j.From != "jobs" || j.Operation != "apply" || j.Attempt != 2 || !j.StartTime.Equal(now.Add(-time.Minute)) {
 					t.Errorf("active Job %+v", j)
 				}
-				if len(x.Advice) != 5 || x.Advice[1] != "kubectl logs -n default "+runPod {
-					t.Errorf("advice %q", x.Advice)
+				if l := lines(x.Advice); len(l) != 5 || l[1] != "kubectl logs -n default "+runPod {
+					t.Errorf("advice %q", l)
 				}
 			},
 		},
@@ -228,7 +229,7 @@ func TestExplainOnFakes(t *testing.T) {
 			typed: []runtime.Object{held,
 				event("TerraformCluster", "demo", "ForceUnlocked", "older", 1),
 				event("TerraformCluster", "demo", "ForceUnlocked", "newer", 2),
-				event("TerraformCluster", "demo", unlock.EventReason, "by-hand", 3),
+				event("TerraformCluster", "demo", audit.Reason, "by-hand", 3),
 				series,
 				event("TerraformCluster", "demo", "Reconciled", "not-about-locks", 4),
 				event("TerraformCluster", "web", "ForceUnlocked", "other-object", 5),
@@ -316,7 +317,7 @@ func TestExplainOnFakes(t *testing.T) {
 			verdict: v1alpha1.Unlocked, action: "Nothing: the lock is free.",
 			advice: []string{
 				"# the object's condition is out of date until CAPTF reconciles it; to trigger that now:",
-				"kubectl annotate terraformcluster/demo -n default '" + unlock.ReconcileAnnotation + "=2026-12-01T10:00:00Z' --overwrite",
+				"kubectl annotate terraformcluster/demo -n default " + advice.ReconcileAnnotation + "=2026-12-01T10:00:00Z --overwrite",
 			},
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if !strings.HasPrefix(x.Disagreement, "The object's condition says StateLocked, but the lock is free now") {
@@ -359,8 +360,8 @@ func TestExplainOnFakes(t *testing.T) {
 			if !strings.HasPrefix(x.ControllerAction, c.action) {
 				t.Errorf("action %q, want it to start %q", x.ControllerAction, c.action)
 			}
-			if c.advice != nil && strings.Join(x.Advice, "\n") != strings.Join(c.advice, "\n") {
-				t.Errorf("advice\n got %q\nwant %q", x.Advice, c.advice)
+			if c.advice != nil && strings.Join(lines(x.Advice), "\n") != strings.Join(c.advice, "\n") {
+				t.Errorf("advice\n got %q\nwant %q", lines(x.Advice), c.advice)
 			}
 			if c.check != nil {
 				c.check(t, x, warnings)

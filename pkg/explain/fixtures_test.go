@@ -175,3 +175,21 @@ func refuse(f *k8stesting.Fake, verb, group, resource string) {
 		return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("RBAC: %s denied", verb))
 	})
 }
+
+// lines flattens advice as a reader sees it: each comment as "# ...",
+// then its command.
+func lines(advice []v1alpha1.Advice) []string {
+	var out []string
+	for _, a := range advice {
+		if a.Comment != "" {
+			out = append(out, "# "+a.Comment)
+		}
+		switch {
+		case a.Unprintable != "":
+			out = append(out, "# no command printed: "+a.Unprintable)
+		case len(a.Argv) > 0:
+			out = append(out, a.Command)
+		}
+	}
+	return out
+}

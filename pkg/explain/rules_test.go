@@ -119,7 +119,7 @@ func TestAdvice(t *testing.T) {
 			foreign, "kubectl captf unlock terraformcluster/demo -n default --id " + infoID + " --confirm",
 		}},
 		{"an ID that needs quoting", classify(lockLease("default", ptr("a b'c"), "", "")), []string{
-			foreign, `kubectl captf unlock terraformcluster/demo -n default --id "a b'c" --confirm`,
+			foreign, `kubectl captf unlock terraformcluster/demo -n default --id 'a b'\''c' --confirm`,
 		}},
 		// A holder's escape sequence is never printed to be pasted.
 		{"an ID that cannot be pasted", classify(lockLease("default", ptr("x\x1b]0;t\x07"), "", "")), []string{
@@ -127,8 +127,8 @@ func TestAdvice(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := advice(c.r, Target{Namespace: "default", Lease: c.r.Facts.Lease.Name, Object: &demo, Arg: demoArg})
-			if strings.Join(got, "\n") != strings.Join(c.want, "\n") || got == nil {
+			a := (&Explainer{}).advice(c.r, Target{Namespace: "default", Lease: c.r.Facts.Lease.Name, Object: &demo, Arg: demoArg})
+			if got := lines(a); strings.Join(got, "\n") != strings.Join(c.want, "\n") || a == nil {
 				t.Errorf("advice\n got %q\nwant %q", got, c.want)
 			}
 		})

@@ -73,6 +73,16 @@ type Lease struct {
 	Warnings []string
 }
 
+// UnlockID is the ID an operator must name to clear the lock:
+// spec.holderIdentity, the one the backend compares, or the lock info's ID
+// where holderIdentity is "".
+func (l Lease) UnlockID() string {
+	if l.ID == "" && l.Info != nil {
+		return l.Info.ID
+	}
+	return l.ID
+}
+
 // ErrNoLockInfo is InfoErr when the Lease has no lock-info annotation.
 var ErrNoLockInfo = errors.New("the Lease has no " + AnnotationLock + " annotation")
 

@@ -1,93 +1,77 @@
-// Package shell renders the commands the plugin prints for a person to
-// paste. Each is built as an argv and quoted here, and only here, so that
-// text a lock holder wrote (a lock ID, a name) can never become shell
-// syntax: pasted, the command runs with exactly the argv it was built from.
+// Package shell quotes the commands the plugin prints for a person to
+// paste, for the shells people paste into: an interactive bash or zsh,
+// with history expansion on. Text a lock holder wrote (a lock ID, a name)
+// must never become shell syntax there: pasted, the command runs with
+// exactly the argv it was built from.
+//
+// History expansion (!, and ^ at the start of a line) happens before the
+// line is parsed, inside double quotes too; single quotes are the one
+// quoting both shells leave alone. So every argument that is not made of
+// plain characters is single-quoted, an embedded ' is written '\'' and
+// double quotes are never used.
 package shell
 
 import (
 	"fmt"
 	"strings"
 
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 )
 
-// Command is an argv for a person to run.
-type Command []string
+// Quote returns arg as one word for an interactive bash or zsh: as it is
+// when every character is plain, else in single quotes. It does not check
+// that arg can be shown; Words does.
+func Quote(arg string) string {
+	if plain(arg) {
+		return arg
+	}
+	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+}
 
-// Words returns each argument quoted for a POSIX shell. It fails when an
-// argument cannot be shown safely: a control character, a bidi control or
-// a byte that is not UTF-8 has no POSIX quoting a terminal shows as it is,
-// so such a command is never printed to be pasted.
-func (c Command) Words() ([]string, error) {
-	out := make([]string, len(c))
-	for i, arg := range c {
-		q, err := syntax.Quote(arg, syntax.LangPOSIX)
-		if err != nil || !escape.Safe(arg) {
+// plain is true for a non-empty word of letters, digits and the
+// punctuation no shell treats specially anywhere in a word. '=' and '~'
+// are plain only after the first character (zsh expands a leading '=' to
+// a command's path, both shells a leading '~' to a home directory), and
+// '~' after a ':' or '=' is a home directory to bash in an assignment-like
+// word, so it is never plain.
+func plain(arg string) bool {
+	if arg == "" {
+		return false
+	}
+	for i, c := range arg {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("-_./,:@%+", c):
+		case c == '=' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Words returns each argument quoted by Quote. It fails when an argument
+// cannot be shown safely: a control character, a format character (a bidi
+// control, a zero-width space), a line separator or a byte that is not
+// UTF-8 has no quoting a terminal shows as it is, so such a command is
+// never printed to be pasted.
+func Words(argv []string) ([]string, error) {
+	out := make([]string, len(argv))
+	for i, arg := range argv {
+		if !escape.Safe(arg) {
 			return nil, fmt.Errorf("argument %s holds characters that cannot be pasted safely", escape.Text(fmt.Sprintf("%q", arg)))
 		}
-		out[i] = q
+		out[i] = Quote(arg)
 	}
 	return out, nil
 }
 
-// String is the command on one line, quoted, or "" when Words fails.
-func (c Command) String() string {
-	w, err := c.Words()
+// Line is the command on one line, each argument quoted by Quote, or an
+// error when Words fails.
+func Line(argv []string) (string, error) {
+	w, err := Words(argv)
 	if err != nil {
-		return ""
+		return "", err
 	}
-	return strings.Join(w, " ")
+	return strings.Join(w, " "), nil
 }
-
-// Parse splits a command line that String rendered back into its argv, as
-// a POSIX shell would: no expansion is allowed, so text that would run or
-// expand anything fails to parse.
-func Parse(line string) (Command, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(line), "")
-	if err != nil {
-		return nil, err
-	}
-	if len(f.Stmts) != 1 {
-		return nil, fmt.Errorf("%d commands, not one", len(f.Stmts))
-	}
-	st := f.Stmts[0]
-	call, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || st.Negated || st.Background || st.Coprocess || len(st.Redirs) > 0 || len(call.Assigns) > 0 {
-		return nil, fmt.Errorf("not a simple command")
-	}
-	var out Command
-	for _, w := range call.Args {
-		var b strings.Builder
-		for _, part := range w.Parts {
-			switch p := part.(type) {
-			case *syntax.Lit:
-				if strings.ContainsRune(p.Value, '\\') {
-					return nil, fmt.Errorf("argument %d has a backslash outside quotes", len(out))
-				}
-				b.WriteString(p.Value)
-			case *syntax.SglQuoted:
-				if p.Dollar {
-					return nil, fmt.Errorf("$'...' quoting is not POSIX")
-				}
-				b.WriteString(p.Value)
-			case *syntax.DblQuoted:
-				for _, in := range p.Parts {
-					lit, ok := in.(*syntax.Lit)
-					if !ok || p.Dollar {
-						return nil, fmt.Errorf("argument %d expands (%T)", len(out), in)
-					}
-					b.WriteString(dquoteEscapes.Replace(lit.Value))
-				}
-			default:
-				return nil, fmt.Errorf("argument %d expands (%T)", len(out), part)
-			}
-		}
-		out = append(out, b.String())
-	}
-	return out, nil
-}
-
-// dquoteEscapes are the backslash escapes POSIX keeps inside double quotes.
-var dquoteEscapes = strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\$`, `$`, "\\`", "`")

@@ -14,20 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
-// Event fields of a recorded unlock.
-const (
-	EventReason     = "OperatorForceUnlocked"
-	EventAction     = "ForceUnlock"
-	EventController = "captf.io/kubectl-captf"
-)
-
 // recordEvent records a Warning Event about the object, or the Lease when
-// no object exists, naming the lock, its previous holder and operation,
-// and the user who asked.
+// no object exists: the user who asked, the Lease, the verdict, then the
+// lock's previous holder and operation as the holder wrote them
+// (audit.Note).
 func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, error) {
 	l := r.Facts.Lease
 	regarding := corev1.ObjectReference{
@@ -40,26 +36,24 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 			Namespace: o.Ref.Namespace, Name: o.Ref.Name, UID: o.UID,
 		}
 	}
-	holder, op := "an unidentifiable holder", "an unknown operation"
+	holder := audit.Holder{ID: l.ID}
 	if l.Info != nil {
-		holder, op = l.Info.Who, l.Info.Operation
+		holder.Known, holder.Who, holder.Operation = true, l.Info.Who, l.Info.Operation
 	}
-	user := u.user(ctx)
-	note := fmt.Sprintf("%s force-unlocked the state lock %s (Lease %s, verdict %s), held by %s for %s, with kubectl captf",
-		user, l.ID, l.Name, r.Decision.Verdict, holder, op)
+	note := audit.Note(u.user(ctx), l.Namespace, l.Name, string(r.Decision.Verdict), holder)
 	host, _ := os.Hostname()
 	now := u.now()
 	ev := &eventsv1.Event{
 		// Named as client-go's recorders name theirs: "<object>.<time in hex>".
 		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", regarding.Name, now.UnixNano()), Namespace: regarding.Namespace},
 		EventTime:           metav1.NewMicroTime(now),
-		ReportingController: EventController,
+		ReportingController: audit.Controller,
 		ReportingInstance:   truncate("kubectl-captf-"+host, 128),
-		Action:              EventAction,
-		Reason:              EventReason,
+		Action:              audit.Action,
+		Reason:              audit.Reason,
 		Type:                corev1.EventTypeWarning,
 		Regarding:           regarding,
-		Note:                truncate(note, 1024),
+		Note:                note,
 	}
 	created, err := u.Client.EventsV1().Events(regarding.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	if err != nil {
@@ -68,25 +62,26 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	return created.Name, nil
 }
 
-// user names the requesting user through a SelfSubjectReview, when allowed.
+// user names the requesting user through a SelfSubjectReview, when
+// allowed; "" when not.
 func (u *Unlocker) user(ctx context.Context) string {
 	r, err := u.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil || r.Status.UserInfo.Username == "" {
-		return "an unidentified user"
+	if err != nil {
+		return ""
 	}
-	return fmt.Sprintf("user %q", r.Status.UserInfo.Username)
+	return r.Status.UserInfo.Username
 }
 
 // reconcile patches the reconcile annotation onto the object: any update
 // of it makes CAPTF's controller reconcile, and it does not watch Leases.
 func (u *Unlocker) reconcile(ctx context.Context, o *inspect.Owner) (string, error) {
 	value := u.now().UTC().Format(time.RFC3339)
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{ReconcileAnnotation: value}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{advice.ReconcileAnnotation: value}}})
 	_, err := u.Dynamic.Resource(o.Ref.Kind.GVR()).Namespace(o.Ref.Namespace).Patch(ctx, o.Ref.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return "", err
 	}
-	return ReconcileAnnotation + "=" + value, nil
+	return advice.ReconcileAnnotation + "=" + value, nil
 }
 
 // truncate cuts s to at most n bytes on a rune boundary: holder-written

@@ -11,32 +11,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
-// Guard is what the operator offered to get past the guards.
-type Guard struct {
-	// Force clears a lock whose holder is one of the object's own runner
-	// pods and still alive; it is accepted only with the current ID.
-	Force bool
-	// ID, when IDGiven, must equal the current lock ID: the proof
-	// `terraform force-unlock` asks for that the holder cleared is the one
-	// the operator looked at. Needed for a Live (with Force), Foreign or
-	// Unknown holder, and checked against any holder.
-	ID      string
-	IDGiven bool
-}
-
-// CurrentID is the ID an operator must name: spec.holderIdentity, the one
-// the backend compares, or the lock info's ID where holderIdentity is "".
-func CurrentID(l inspect.Lease) string {
-	if l.ID == "" && l.Info != nil {
-		return l.Info.ID
-	}
-	return l.ID
-}
+// Guard is what the operator offered to get past the guards, in the shape
+// of the flags an unlock command carries. Force clears a lock whose holder
+// is one of the object's own runner pods and still alive; it is accepted
+// only with the current ID. ID, when IDGiven, must equal the current lock
+// ID: the proof `terraform force-unlock` asks for that the holder cleared
+// is the one the operator looked at. It is needed for a Live (with Force),
+// Foreign or Unknown holder, and checked against any holder.
+type Guard = advice.Guard
 
 // Decision is what the guards make of a lock.
 type Decision struct {
@@ -55,7 +42,7 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 	if d.Verdict == v1alpha1.Unlocked {
 		return Decision{Action: v1alpha1.AlreadyUnlocked, Message: "the lock is already free"}
 	}
-	id := CurrentID(l)
+	id := l.UnlockID()
 	if g.IDGiven && g.ID != id {
 		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock ID given (%q) is not the current one (%q): the lock is now held by %s (%s); look at it again before clearing it", g.ID, id, Holder(l, now), d.Verdict)}
 	}
@@ -83,42 +70,11 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 // Holder describes who holds a lock, with its operation and age.
 func Holder(l inspect.Lease, now time.Time) string {
 	if l.Info == nil {
-		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", CurrentID(l))
+		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", l.UnlockID())
 	}
 	s := fmt.Sprintf("%q (%s", l.Info.Who, l.Info.Operation)
 	if !l.Info.Created.IsZero() {
 		s += ", for " + duration.HumanDuration(now.Sub(l.Info.Created))
 	}
-	return s + fmt.Sprintf(", lock ID %q)", CurrentID(l))
-}
-
-// Command is `kubectl captf unlock <arg> -n <namespace>` with the guard
-// flags, and --confirm when confirm is set: the one way every printed
-// unlock command is built.
-func Command(arg, namespace string, g Guard, confirm, reconcile bool) shell.Command {
-	c := shell.Command{"kubectl", "captf", "unlock", arg, "-n", namespace}
-	if g.Force {
-		c = append(c, "--force")
-	}
-	if g.IDGiven {
-		c = append(c, "--id", g.ID)
-	}
-	if reconcile {
-		c = append(c, "--reconcile")
-	}
-	if confirm {
-		c = append(c, "--confirm")
-	}
-	return c
-}
-
-// ExplainCommand is `kubectl captf explain <arg> -n <namespace>`.
-func ExplainCommand(arg, namespace string) shell.Command {
-	return shell.Command{"kubectl", "captf", "explain", arg, "-n", namespace}
-}
-
-// ReconcileCommand annotates the object so that its controller reconciles
-// now (it does not watch Leases).
-func ReconcileCommand(arg, namespace string, now time.Time) shell.Command {
-	return shell.Command{"kubectl", "annotate", arg, "-n", namespace, ReconcileAnnotation + "=" + now.UTC().Format(time.RFC3339), "--overwrite"}
+	return s + fmt.Sprintf(", lock ID %q)", l.UnlockID())
 }

@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 // Unlocker clears locks.
@@ -23,6 +23,9 @@ type Unlocker struct {
 	Client    kubernetes.Interface
 	// Dynamic patches the object when a reconcile is asked for.
 	Dynamic dynamic.Interface
+	// Advice builds the commands an outcome suggests, with the connection
+	// flags of this run.
+	Advice advice.Builder
 	// BeforeWrite, when set, runs between the read and the write. Tests
 	// use it to change the Lease in that window.
 	BeforeWrite func(ctx context.Context) error
@@ -43,9 +46,6 @@ type Options struct {
 	Arg string
 }
 
-// ReconcileAnnotation is patched onto the object by Options.Reconcile.
-const ReconcileAnnotation = "captf.io/unlocked-at"
-
 // Outcome is the result of one unlock.
 type Outcome struct {
 	// Namespace and Lease name the lock, whether or not its Lease exists.
@@ -64,8 +64,8 @@ type Outcome struct {
 	// verdict; they do not undo it.
 	Warnings []string
 	// Commands are what to run next: the unlock with the flags the guards
-	// ask for, or a look at the holder.
-	Commands []shell.Command
+	// ask for, a look at the holder, or a reconcile of the object.
+	Commands []v1alpha1.Advice
 	// WriteUnknown is set on a Failed outcome whose write may have been
 	// applied all the same.
 	WriteUnknown bool
@@ -105,6 +105,10 @@ func refusedForSure(err error) bool {
 // lock changed since it was checked: nothing was written, and the outcome
 // is Conflict, never a blind retry. A Lease that does not exist, or that
 // vanished before the write, is AlreadyUnlocked: there is nothing to clear.
+//
+// The Lease write is the only write it makes: the caller reports it, then
+// calls Record for the Event and the reconcile, so that each write is on
+// record before the next one begins.
 func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Options) (*Outcome, error) {
 	out := &Outcome{Namespace: namespace, Lease: lease, DryRun: !o.Confirm}
 	if o.Arg == "" {
@@ -124,13 +128,13 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 	out.Action, out.Message = g.Action, g.Message
 	switch {
 	case g.Action == v1alpha1.Refused:
-		out.Commands = refusedCommands(*r, g, o, namespace)
+		out.Commands = u.refusedCommands(*r, g, o, namespace)
 		return out, nil
 	case g.Action != v1alpha1.ActionUnlocked:
 		return out, nil
 	case !o.Confirm:
 		out.Action = v1alpha1.WouldUnlock
-		out.Commands = []shell.Command{Command(o.Arg, namespace, o.Guard, true, o.Reconcile)}
+		out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Unlock(o.Arg, namespace, o.Guard, true, o.Reconcile))}
 		return out, nil
 	}
 	if u.BeforeWrite != nil {
@@ -145,7 +149,7 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 	case apierrors.IsConflict(err):
 		out.Action = v1alpha1.Conflict
 		out.Message = "the lock changed since it was read, so the server refused the write and nothing was written; look at it again"
-		out.Commands = []shell.Command{ExplainCommand(o.Arg, namespace)}
+		out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Explain(o.Arg, namespace))}
 		return out, nil
 	case err != nil && refusedForSure(err):
 		return nil, err
@@ -153,25 +157,24 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 		return nil, &UnknownWriteError{Err: err}
 	}
 	out.Action = v1alpha1.ActionUnlocked
-	u.after(ctx, out, o)
 	return out, nil
 }
 
 // refusedCommands are what a refused operator can run: a look at a live
 // holder pod, then the unlock with the flags the guards ask for; or, when
 // the ID they gave no longer matches, a fresh look at the lock.
-func refusedCommands(r inspect.Result, g Decision, o Options, namespace string) []shell.Command {
+func (u *Unlocker) refusedCommands(r inspect.Result, g Decision, o Options, namespace string) []v1alpha1.Advice {
 	if g.Next == nil {
-		return []shell.Command{ExplainCommand(o.Arg, namespace)}
+		return []v1alpha1.Advice{advice.Run("", u.Advice.Explain(o.Arg, namespace))}
 	}
-	var out []shell.Command
+	var out []v1alpha1.Advice
 	if p := r.Facts.Pod; p != nil && p.Exists {
 		if r.Decision.Verdict == v1alpha1.Live {
-			out = append(out, shell.Command{"kubectl", "logs", "-n", namespace, p.Name})
+			out = append(out, advice.Run("", u.Advice.Logs(namespace, p.Name)))
 		}
-		out = append(out, shell.Command{"kubectl", "describe", "pod", "-n", namespace, p.Name})
+		out = append(out, advice.Run("", u.Advice.DescribePod(namespace, p.Name)))
 	}
-	return append(out, Command(o.Arg, namespace, *g.Next, true, o.Reconcile))
+	return append(out, advice.Run("", u.Advice.Unlock(o.Arg, namespace, *g.Next, true, o.Reconcile)))
 }
 
 // Change is the write Unlock makes: the runtimes' own Unlock, and nothing
@@ -192,9 +195,13 @@ func (u *Unlocker) write(ctx context.Context, read *coordinationv1.Lease) error 
 	return err
 }
 
-// after records the Event and, when asked, triggers a reconcile. Their
-// failures are warnings: the lock is already clear.
-func (u *Unlocker) after(ctx context.Context, out *Outcome, o Options) {
+// Record follows an unlock that wrote (ActionUnlocked): it records the
+// Event and, when asked, triggers a reconcile. Their failures are
+// warnings: the lock is already clear. It does nothing for other outcomes.
+func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
+	if out.Action != v1alpha1.ActionUnlocked {
+		return
+	}
 	name, err := u.recordEvent(ctx, out.Result)
 	if err != nil {
 		out.Warnings = append(out.Warnings, "the unlock was not recorded as an Event: "+err.Error())
@@ -204,7 +211,7 @@ func (u *Unlocker) after(ctx context.Context, out *Outcome, o Options) {
 	exists := owner != nil && owner.Exists != nil && *owner.Exists
 	if !o.Reconcile {
 		if exists {
-			out.Commands = []shell.Command{ReconcileCommand(owner.Ref.String(), owner.Ref.Namespace, u.now())}
+			out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Reconcile(owner.Ref.String(), owner.Ref.Namespace, u.now()))}
 		}
 		return
 	}
@@ -237,12 +244,7 @@ func (o *Outcome) API() v1alpha1.UnlockResult {
 		out.Name, out.Namespace = o.Lease, o.Namespace
 	}
 	out.Action, out.DryRun, out.Message = o.Action, o.DryRun, o.Message
-	out.Event, out.Reconcile, out.Warnings = o.Event, o.Reconcile, o.Warnings
-	for _, c := range o.Commands {
-		if s := c.String(); s != "" {
-			out.Commands = append(out.Commands, s)
-		}
-	}
+	out.Event, out.Reconcile, out.Warnings, out.Commands = o.Event, o.Reconcile, o.Warnings, o.Commands
 	out.SetTypeMeta()
 	if o.Action == v1alpha1.ActionUnlocked || o.Action == v1alpha1.WouldUnlock {
 		out.Change = Change(o.Result.Facts.Lease)

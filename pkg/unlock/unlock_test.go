@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -89,13 +90,38 @@ func get(t *testing.T, c *fake.Clientset) *coordinationv1.Lease {
 	return l
 }
 
+// run unlocks as the command does: Unlock, then Record.
 func run(t *testing.T, u *Unlocker, o Options) *Outcome {
 	t.Helper()
 	out, err := u.Unlock(context.Background(), "default", name, o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	u.Record(context.Background(), out, o)
 	return out
+}
+
+// Unlock's one write is the Lease's; the Event comes with Record, after
+// the caller has reported the write.
+func TestUnlockWritesOnlyTheLease(t *testing.T) {
+	u, c := setup(lease(&lockID, "root@"+demoPod))
+	out, err := u.Unlock(context.Background(), "default", name, Options{Confirm: true})
+	if err != nil || out.Action != v1alpha1.ActionUnlocked {
+		t.Fatalf("%v %v", out, err)
+	}
+	var writes []string
+	for _, a := range c.Actions() {
+		if a.GetVerb() != "get" && a.GetVerb() != "list" {
+			writes = append(writes, a.GetVerb()+" "+a.GetResource().Resource)
+		}
+	}
+	if !reflect.DeepEqual(writes, []string{"update leases"}) {
+		t.Errorf("writes %v", writes)
+	}
+	u.Record(context.Background(), out, Options{Confirm: true})
+	if evs, _ := c.EventsV1().Events("default").List(context.Background(), metav1.ListOptions{}); len(evs.Items) != 1 || out.Event == "" {
+		t.Errorf("Record wrote no Event: %v", evs)
+	}
 }
 
 func TestStaleIsUnlockedExactlyAsTheRuntimes(t *testing.T) {
@@ -119,7 +145,7 @@ func TestStaleIsUnlockedExactlyAsTheRuntimes(t *testing.T) {
 		t.Fatalf("events %v, %v", evs, err)
 	}
 	ev := evs.Items[0]
-	if ev.Reason != EventReason || ev.Type != "Warning" || ev.Regarding.Kind != "TerraformCluster" || ev.Regarding.Name != "demo" ||
+	if ev.Reason != audit.Reason || ev.Type != "Warning" || ev.Regarding.Kind != "TerraformCluster" || ev.Regarding.Name != "demo" ||
 		!strings.Contains(ev.Note, lockID) || !strings.Contains(ev.Note, "root@"+demoPod) || !strings.Contains(ev.Note, "OperationTypeApply") {
 		t.Errorf("event %+v", ev)
 	}
@@ -288,7 +314,7 @@ func TestRefusalSaysWhatToRunNext(t *testing.T) {
 			}
 			var got []string
 			for _, cmd := range out.Commands {
-				got = append(got, cmd.String())
+				got = append(got, cmd.Command)
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("commands\n got %q\nwant %q", got, c.want)

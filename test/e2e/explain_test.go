@@ -33,6 +33,27 @@ func explainJSONIn(t *testing.T, ns string, args ...string) *v1alpha1.Explanatio
 	return &x
 }
 
+// adviceText is advice as a reader sees it: each comment as "# ...",
+// then its command.
+func adviceText(advice []v1alpha1.Advice) string {
+	var out []string
+	for _, a := range advice {
+		if a.Comment != "" {
+			out = append(out, "# "+a.Comment)
+		}
+		if a.Command != "" {
+			out = append(out, a.Command)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// conn are the connection flags the plugin run with kubeconfigIn(ns)
+// prints in its advice: that kubeconfig, and its context.
+func conn(t *testing.T, ns string) string {
+	return "--kubeconfig " + kubeconfigIn(t, ns) + " --context testbed"
+}
+
 func explainText(t *testing.T, args ...string) string {
 	t.Helper()
 	res := captf(t, kubeconfigIn(t, verdictsNS), append([]string{"explain"}, args...)...)
@@ -77,8 +98,8 @@ func TestExplainStaleRealLock(t *testing.T) {
 	if !strings.Contains(x.ControllerAction, "force-unlock -force "+staleID) || !strings.Contains(x.ControllerAction, "is active") {
 		t.Errorf("controller action %q", x.ControllerAction)
 	}
-	if strings.Join(x.Advice, "\n") != "# nothing is required: the object's next Job clears it; to clear it now:\nkubectl captf unlock terraformcluster/stale-gone -n verdicts --confirm" {
-		t.Errorf("advice %q", x.Advice)
+	if got := adviceText(x.Advice); got != "# nothing is required: the object's next Job clears it; to clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --confirm" {
+		t.Errorf("advice %q", got)
 	}
 	if x.Context.RunLease == nil || x.Context.RunLease.Holder != "captf-c-stale-gone-refresh-a1-0f0f0f" {
 		t.Errorf("run lease %+v", x.Context.RunLease)
@@ -96,8 +117,8 @@ func TestExplainPhases(t *testing.T) {
 	if x.Verdict != v1alpha1.Live || !hasStep(x, "Has the pod finished?", "Running and terminating", "alive") {
 		t.Errorf("terminating: %s %+v", x.Verdict, x.Steps)
 	}
-	if !strings.Contains(strings.Join(x.Advice, "\n"), "kubectl logs -n verdicts captf-c-terminating-destroy-a1-d72d2a-x7k2p") {
-		t.Errorf("live advice %q", x.Advice)
+	if !strings.Contains(adviceText(x.Advice), "kubectl "+conn(t, verdictsNS)+" logs -n verdicts captf-c-terminating-destroy-a1-d72d2a-x7k2p") {
+		t.Errorf("live advice %q", adviceText(x.Advice))
 	}
 	for name, phase := range map[string]string{"pending": "Pending", "phase-unknown": "Unknown"} {
 		if x := explainJSON(t, "terraformmachine/"+name); x.Verdict != v1alpha1.Live || !hasStep(x, "Does the holder pod exist?", phase, "exists") {
@@ -117,7 +138,7 @@ func TestExplainForeignAndUnknown(t *testing.T) {
 	seedVerdicts(t)
 	x := explainJSON(t, "terraformmachine/workstation")
 	if x.Verdict != v1alpha1.Foreign || !strings.Contains(x.ControllerAction, "never unlocks it") ||
-		!strings.Contains(x.Advice[len(x.Advice)-1], "kubectl captf unlock terraformmachine/workstation -n verdicts --id "+x.Lock.ID+" --confirm") {
+		x.Advice[len(x.Advice)-1].Command != "kubectl captf "+conn(t, verdictsNS)+" unlock terraformmachine/workstation -n verdicts --id "+x.Lock.ID+" --confirm" {
 		t.Errorf("workstation: %s %q %q", x.Verdict, x.ControllerAction, x.Advice)
 	}
 	// Another object's pod: the look-alike is explained.
@@ -182,7 +203,7 @@ func TestExplainContextAndDisagreement(t *testing.T) {
 		t.Errorf("events %+v", x.Context.Events)
 	}
 	if !strings.Contains(x.Disagreement, "says StateLocked, but the lock is free now") ||
-		!strings.Contains(strings.Join(x.Advice, "\n"), "kubectl annotate terraformcluster/unlocked -n verdicts 'captf.io/unlocked-at=") {
+		!strings.Contains(adviceText(x.Advice), "kubectl "+conn(t, verdictsNS)+" annotate terraformcluster/unlocked -n verdicts captf.io/unlocked-at=") {
 		t.Errorf("disagreement %q", x.Disagreement)
 	}
 	// Ages of 10 minutes and more are shown in whole minutes, so a slow

@@ -12,7 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
@@ -97,14 +99,14 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 	dry := captf(t, kc, "unlock", "terraformcluster/demo")
 	if dry.code != 0 || !strings.Contains(flat(dry.out), "Verdict: Stale") ||
 		!strings.Contains(flat(dry.out), fmt.Sprintf("Would: update Lease unlock-stale/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation app.terraform.io/lock-info", before.Name, before.ResourceVersion, id)) ||
-		!strings.Contains(flat(dry.out), "Dry run: nothing was written. To unlock: kubectl captf unlock terraformcluster/demo -n unlock-stale --confirm") {
+		!strings.Contains(flat(dry.out), "Dry run: nothing was written. To unlock: kubectl captf "+conn(t, "unlock-stale")+" unlock terraformcluster/demo -n unlock-stale --confirm") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.out, dry.err)
 	}
 	assertUnchanged(t, r, before)
 
 	res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm")
 	if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked: update Lease") || !strings.Contains(flat(res.out), "Recorded Event") ||
-		!strings.Contains(flat(res.out), "kubectl annotate terraformcluster/demo -n unlock-stale 'captf.io/unlocked-at=") {
+		!strings.Contains(flat(res.out), "kubectl "+conn(t, "unlock-stale")+" annotate terraformcluster/demo -n unlock-stale captf.io/unlocked-at=") {
 		t.Fatalf("unlock: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	assertCleared(t, r, before)
@@ -115,7 +117,7 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 		t.Fatalf("events: %v %v", evs, err)
 	}
 	ev := evs.Items[0]
-	if ev.Reason != unlock.EventReason || ev.Type != corev1.EventTypeWarning || ev.Regarding.Kind != "TerraformCluster" || ev.Regarding.Name != "demo" || ev.Regarding.UID == "" ||
+	if ev.Reason != audit.Reason || ev.Type != corev1.EventTypeWarning || ev.Regarding.Kind != "TerraformCluster" || ev.Regarding.Name != "demo" || ev.Regarding.UID == "" ||
 		!strings.Contains(ev.Note, id) || !strings.Contains(ev.Note, "root@captf-c-demo-apply-a1-d72d2a-x7k2p") ||
 		!strings.Contains(ev.Note, "OperationTypeApply") || !strings.Contains(ev.Note, `user "admin"`) {
 		t.Errorf("event %+v", ev)
@@ -194,7 +196,7 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 	kc := kubeconfigIn(t, r.Namespace)
 	before := getLease(t, r)
 	res := captf(t, kc, "unlock", "terraformmachine/db", "--confirm")
-	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf unlock terraformmachine/db -n "+r.Namespace+" --id "+id+" --confirm") ||
+	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, r.Namespace)+" unlock terraformmachine/db -n "+r.Namespace+" --id "+id+" --confirm") ||
 		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
@@ -280,9 +282,9 @@ func TestUnlockReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at, err := time.Parse(time.RFC3339, u.GetAnnotations()[unlock.ReconcileAnnotation])
+	at, err := time.Parse(time.RFC3339, u.GetAnnotations()[advice.ReconcileAnnotation])
 	if err != nil || time.Since(at) > time.Minute {
-		t.Errorf("annotation %q: %v", u.GetAnnotations()[unlock.ReconcileAnnotation], err)
+		t.Errorf("annotation %q: %v", u.GetAnnotations()[advice.ReconcileAnnotation], err)
 	}
 }
 

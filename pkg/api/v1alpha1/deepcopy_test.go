@@ -29,6 +29,7 @@ var (
 // TestDeepCopyTypesAreAll fails when a struct type is missing from it.
 var deepCopyTypes = []any{
 	new(ActiveJob),
+	new(Advice),
 	new(Condition),
 	new(Context),
 	new(ContextError),

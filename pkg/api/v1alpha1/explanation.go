@@ -29,8 +29,9 @@ type Explanation struct {
 	Steps []Step `json:"steps"`
 	// ControllerAction is what CAPTF's controller does next.
 	ControllerAction string `json:"controllerAction"`
-	// Advice lists commands that fix or investigate it, copy-pasteable.
-	Advice []string `json:"advice"`
+	// Advice lists what fixes or investigates it: commands, each with the
+	// comment that says when to run it.
+	Advice []Advice `json:"advice"`
 	// Disagreement says where the object's condition contradicts what is
 	// observed now; empty when they agree.
 	Disagreement string  `json:"disagreement,omitempty"`
@@ -83,13 +84,19 @@ type Condition struct {
 	LastTransitionTime *time.Time `json:"lastTransitionTime"`
 }
 
-// EventSummary is one Event.
+// EventSummary is one Event. Events are not authenticated: whoever may
+// create Events in the namespace can write any of these fields.
 type EventSummary struct {
 	Reason string     `json:"reason"`
 	Type   string     `json:"type"`
 	Note   string     `json:"note"`
 	Time   *time.Time `json:"time"`
 	Count  int32      `json:"count"`
+	// ReportingController and ReportingInstance are who the Event says
+	// reported it (events.k8s.io/v1; core/v1's source component and host
+	// where only core/v1 events could be read).
+	ReportingController string `json:"reportingController,omitempty"`
+	ReportingInstance   string `json:"reportingInstance,omitempty"`
 }
 
 // RunLease is CAPTF's run lease: which Job may run for the object.

@@ -55,9 +55,9 @@ type UnlockResult struct {
 	Reconcile string `json:"reconcile,omitempty"`
 	// Warnings are failures that did not undo the unlock.
 	Warnings []string `json:"warnings,omitempty"`
-	// Commands are the commands to run next, quoted for a POSIX shell:
-	// the unlock with the flags its guards ask for, or a look at the holder.
-	Commands []string `json:"commands,omitempty"`
+	// Commands are what to run next: the unlock with the flags its guards
+	// ask for, a look at the holder, or a reconcile of the object.
+	Commands []Advice `json:"commands,omitempty"`
 }
 
 // LeaseChange is the unlock's write: the runtimes' own Unlock.

@@ -1,0 +1,154 @@
+// Package advice builds every command the plugin prints for a person to
+// run: unlock's refusals and dry runs, explain's advice, the look after a
+// conflict, the reconcile trigger. Each is built here, and only here, as
+// an argv that carries the connection flags the plugin itself was run
+// with, so that pasted it reaches the cluster it was computed for; package
+// shell quotes it for an interactive bash or zsh.
+package advice
+
+import (
+	"time"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
+)
+
+// Conn are the flags that bind a command to a cluster and a user: those
+// the plugin was given, and the kubeconfig context it resolved. A token,
+// user name or password is a credential and never part of a command
+// printed for a person, so it has no field here.
+type Conn struct {
+	Kubeconfig string
+	Context    string
+	Cluster    string
+	User       string
+	Server     string
+	// TLSServerName, CertificateAuthority, ClientCertificate, ClientKey
+	// and Insecure are the TLS flags.
+	TLSServerName        string
+	CertificateAuthority string
+	ClientCertificate    string
+	ClientKey            string
+	Insecure             bool
+	// As, AsGroups and AsUID impersonate.
+	As       string
+	AsGroups []string
+	AsUID    string
+}
+
+// Flags are the connection flags as arguments, in kubectl's spelling and
+// a fixed order.
+func (c Conn) Flags() []string {
+	var out []string
+	add := func(flag, value string) {
+		if value != "" {
+			out = append(out, flag, value)
+		}
+	}
+	add("--kubeconfig", c.Kubeconfig)
+	add("--context", c.Context)
+	add("--cluster", c.Cluster)
+	add("--user", c.User)
+	add("--server", c.Server)
+	add("--tls-server-name", c.TLSServerName)
+	add("--certificate-authority", c.CertificateAuthority)
+	add("--client-certificate", c.ClientCertificate)
+	add("--client-key", c.ClientKey)
+	if c.Insecure {
+		out = append(out, "--insecure-skip-tls-verify")
+	}
+	add("--as", c.As)
+	for _, g := range c.AsGroups {
+		add("--as-group", g)
+	}
+	add("--as-uid", c.AsUID)
+	return out
+}
+
+// Builder builds the commands of one run of the plugin.
+type Builder struct {
+	Conn Conn
+}
+
+// Kubectl is `kubectl <connection flags> <args>`.
+func (b Builder) Kubectl(args ...string) []string {
+	return append(append([]string{"kubectl"}, b.Conn.Flags()...), args...)
+}
+
+// Captf is `kubectl captf <connection flags> <args>`: the plugin takes the
+// flags after its name.
+func (b Builder) Captf(args ...string) []string {
+	return append(append([]string{"kubectl", "captf"}, b.Conn.Flags()...), args...)
+}
+
+// Guard is what an unlock command offers to get past unlock's guards.
+type Guard struct {
+	// Force clears a live own-pod holder's lock.
+	Force bool
+	// ID, when IDGiven, is the lock ID the command names with --id.
+	ID      string
+	IDGiven bool
+}
+
+// Unlock is `kubectl captf unlock <arg> -n <namespace>` with the guard's
+// flags, --reconcile when reconcile is set and --confirm when confirm is.
+func (b Builder) Unlock(arg, namespace string, g Guard, confirm, reconcile bool) []string {
+	c := b.Captf("unlock", arg, "-n", namespace)
+	if g.Force {
+		c = append(c, "--force")
+	}
+	if g.IDGiven {
+		c = append(c, "--id", g.ID)
+	}
+	if reconcile {
+		c = append(c, "--reconcile")
+	}
+	if confirm {
+		c = append(c, "--confirm")
+	}
+	return c
+}
+
+// Explain is `kubectl captf explain <arg> -n <namespace>`.
+func (b Builder) Explain(arg, namespace string) []string {
+	return b.Captf("explain", arg, "-n", namespace)
+}
+
+// ReconcileAnnotation is the annotation that `unlock --reconcile` and the
+// printed reconcile command set on the object: any update of it makes
+// CAPTF's controller reconcile, and the controller does not watch Leases.
+const ReconcileAnnotation = "captf.io/unlocked-at"
+
+// Reconcile annotates the object so that its controller reconciles now.
+func (b Builder) Reconcile(arg, namespace string, now time.Time) []string {
+	return b.Kubectl("annotate", arg, "-n", namespace, ReconcileAnnotation+"="+now.UTC().Format(time.RFC3339), "--overwrite")
+}
+
+// Logs is `kubectl logs -n <namespace> <pod>`.
+func (b Builder) Logs(namespace, pod string) []string {
+	return b.Kubectl("logs", "-n", namespace, pod)
+}
+
+// DescribePod is `kubectl describe pod -n <namespace> <pod>`.
+func (b Builder) DescribePod(namespace, pod string) []string {
+	return b.Kubectl("describe", "pod", "-n", namespace, pod)
+}
+
+// Run is a command to run, with the comment that says when ("" for none):
+// quoted for an interactive shell, or, when an argument cannot be shown,
+// with no command and the reason why.
+func Run(comment string, argv []string) v1alpha1.Advice {
+	a := v1alpha1.Advice{Comment: comment, Argv: argv}
+	line, err := shell.Line(argv)
+	if err != nil {
+		a.Unprintable = err.Error()
+		return a
+	}
+	a.Command = line
+	return a
+}
+
+// Note is a comment with no command.
+func Note(comment string) v1alpha1.Advice {
+	return v1alpha1.Advice{Comment: comment}
+}

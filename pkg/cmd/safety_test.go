@@ -1,0 +1,163 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// hiddenWho is a Who with one character of each kind a terminal acts on
+// or does not show, which the JSON and YAML outputs must carry escaped
+// and parse back intact.
+const hiddenWho = "root@\u009b\uffff\u0085\u202e\u200b"
+
+// hiddenWorld has one Foreign lock held with hiddenWho, and one Stale
+// lock whose lock info Version carries the same characters.
+func hiddenWorld() *world {
+	w := newWorld("infra")
+	created := clock.Add(-time.Hour)
+	w.lock(w.object(object.TerraformMachine, "db"), "11111111-2222-3333-4444-555555555555", hiddenWho, "", created)
+	info := `{"ID":"33333333-4444-5555-6666-777777777777","Operation":"OperationTypeApply","Who":"root@captf-m-web-1-apply-a1-0a1b2c-q8w7e","Version":"1.11.4\u009b","Created":"` + created.Format(time.RFC3339) + `"}`
+	w.lock(w.object(object.TerraformMachine, "web-1"), "33333333-4444-5555-6666-777777777777", "", info, created)
+	return w
+}
+
+// rawHidden fails when a character of hiddenWho reaches the output raw.
+func rawHidden(t *testing.T, what, out string) {
+	t.Helper()
+	for _, r := range "\u009b\uffff\u0085\u202e\u200b" {
+		if strings.ContainsRune(out, r) {
+			t.Errorf("%s: %U raw in the output:\n%s", what, r, out)
+		}
+	}
+}
+
+func TestMachineFormatsCarryHiddenCharactersEscaped(t *testing.T) {
+	f, _ := hiddenWorld().factory()
+	for _, format := range []string{"json", "yaml"} {
+		unmarshal := json.Unmarshal
+		if format == "yaml" {
+			unmarshal = func(b []byte, v any) error { return yaml.Unmarshal(b, v) }
+		}
+		res := captf(t, f, "locks", "-o", format)
+		var list v1alpha1.LockList
+		if err := unmarshal([]byte(res.out), &list); err != nil || res.code != 0 {
+			t.Fatalf("locks -o %s: %v %+v", format, err, res)
+		}
+		rawHidden(t, "locks -o "+format, res.out)
+		found := false
+		for _, l := range list.Items {
+			found = found || (l.Lock != nil && l.Lock.Who == hiddenWho)
+		}
+		if !found {
+			t.Errorf("locks -o %s: Who %q does not come back:\n%s", format, hiddenWho, res.out)
+		}
+		res = captf(t, f, "explain", "terraformmachine/db", "-o", format)
+		var x v1alpha1.Explanation
+		if err := unmarshal([]byte(res.out), &x); err != nil || res.code != 0 || x.Lock == nil || x.Lock.Who != hiddenWho {
+			t.Fatalf("explain -o %s: %v %+v", format, err, res)
+		}
+		rawHidden(t, "explain -o "+format, res.out)
+		res = captf(t, f, "unlock", "terraformmachine/db", "-o", format)
+		var u v1alpha1.UnlockResult
+		if err := unmarshal([]byte(res.out), &u); err != nil || res.code != ExitRefused || u.Lock == nil || u.Lock.Who != hiddenWho {
+			t.Fatalf("unlock -o %s: %v %+v", format, err, res)
+		}
+		rawHidden(t, "unlock -o "+format, res.out+res.err)
+	}
+}
+
+// Every command printed for a person carries the connection flags given,
+// and the context the run resolved when none was.
+func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
+	f, _ := verdictsWorld().factory()
+	res := captf(t, f, "--kubeconfig", "/tmp/prod.kubeconfig", "--context", "other", "--as", "bob", "--as-group", "ops", "--as-group", "dev", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
+	var u v1alpha1.UnlockResult
+	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev unlock terraformmachine/db -n infra --id 11111111-2222-3333-4444-555555555555 --confirm"
+	if err := json.Unmarshal([]byte(res.out), &u); err != nil || res.code != ExitRefused || len(u.Commands) != 1 || u.Commands[0].Command != want {
+		t.Errorf("want %q in:\n%s", want, res.out)
+	}
+	if strings.Contains(res.out+res.err, "s3cret") {
+		t.Errorf("the token is printed:\n%s", res.out)
+	}
+	res = captf(t, f, "explain", "terraformcluster/demo", "-o", "json")
+	var x v1alpha1.Explanation
+	if err := json.Unmarshal([]byte(res.out), &x); err != nil || len(x.Advice) == 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	for _, a := range x.Advice {
+		if len(a.Argv) > 0 && !strings.Contains(strings.Join(a.Argv, " "), " --context test ") {
+			t.Errorf("%q does not name the context the run resolved", a.Argv)
+		}
+	}
+}
+
+// A write is reported on stderr as it happens when stdout gets one
+// document at the end, and when that document cannot be written every
+// outcome is on stderr and the exit code says so.
+func TestUnlockReportsEveryWrite(t *testing.T) {
+	f, _ := verdictsWorld().factory()
+	s, _, out, errOut := genericiooptions.NewTestIOStreams()
+	s.Out = &failingWriter{n: 10}
+	code := execute(context.Background(), s, []string{"unlock", "--all-stale", "--confirm", "-o", "yaml"}, f)
+	if code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	_ = out
+	e := errOut.String()
+	for _, w := range []string{
+		"Unlocked lease/lock-tfstate-default-2f32fa8c86da1c86-m in namespace infra at resourceVersion 42 (verdict Stale",
+		"Unlocked: update Lease infra/lock-tfstate-default-2f32fa8c86da1c86-m",
+		"Recorded Event ",
+		"error: printing the outcome as yaml: broken pipe (the outcome of every lock is above, on stderr)",
+	} {
+		if !strings.Contains(e, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, e)
+		}
+	}
+}
+
+// The human output reports the Lease write before the Event is written.
+func TestUnlockPrintsTheWriteBeforeTheEvent(t *testing.T) {
+	f, kube := verdictsWorld().factory()
+	var printedBeforeEvent bool
+	var b bytes.Buffer
+	kube.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		printedBeforeEvent = strings.Contains(b.String(), "Unlocked: update Lease")
+		return false, nil, nil
+	})
+	s, _, _, _ := genericiooptions.NewTestIOStreams()
+	s.Out = &b
+	if code := execute(context.Background(), s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, b.String())
+	}
+	if !printedBeforeEvent || !strings.Contains(b.String(), "Recorded Event ") {
+		t.Errorf("the write was not printed before the Event was written:\n%s", b.String())
+	}
+}
+
+// A namespace with control characters, from -n or from the kubeconfig,
+// never reaches stderr raw.
+func TestNamespaceIsEscapedOnStderr(t *testing.T) {
+	w := newWorld("a\x1b]0;x\x07")
+	w.pod("p", corev1.PodRunning)
+	f, _ := w.factory()
+	for _, args := range [][]string{{"locks"}, {"unlock", "--all-stale"}, {"locks", "-n", "b\x1b[2J"}, {"unlock", "--all-stale", "-n", "b\x1b[2J"}} {
+		res := captf(t, f, args...)
+		if strings.ContainsAny(res.out+res.err, "\x1b\x07") || !strings.Contains(res.err, "^[") {
+			t.Errorf("%q: %+v", args, res)
+		}
+	}
+}
