@@ -5,11 +5,19 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/cmd"
@@ -18,13 +26,16 @@ import (
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
+// check is the documented check (README, docs/locks.md, docs/cronjob.yaml),
+// without -A.
+var cronCheck = []string{"locks", "--verdict", "Stale,Foreign,Unknown", "--older-than", "30m", "--exit-code"}
+
 // The check a CronJob or a CI step runs (docs/cronjob.yaml), on the real
 // test-bed: it prints what it finds as `locks` always does, and exits 0
 // when it finds nothing, 4 when it finds a lock, 1 on bad input or when a
 // cluster it was asked about cannot be read.
 func TestExitCode(t *testing.T) {
 	ctx := context.Background()
-	check := []string{"locks", "--verdict", "Stale,Foreign,Unknown", "--older-than", "30m", "--exit-code"}
 	now := time.Now()
 	held := func(r object.Ref, id, who string, age time.Duration) {
 		t.Helper()
@@ -34,7 +45,7 @@ func TestExitCode(t *testing.T) {
 	// run runs the check (and more arguments) with a kubeconfig.
 	run := func(kc string, more ...string) result {
 		t.Helper()
-		return captf(t, kc, append(slices.Clone(check), more...)...)
+		return captf(t, kc, append(slices.Clone(cronCheck), more...)...)
 	}
 
 	// Namespace exitcode-quiet: nothing the check is after. A young
@@ -126,7 +137,7 @@ func TestExitCode(t *testing.T) {
 		t.Errorf("-A: exit %d\n%s", res.code, res.out)
 	}
 	// Without --exit-code, the same listing ends 0.
-	if res := captf(t, kcFound, check[:len(check)-1]...); res.code != 0 || !strings.Contains(res.out, "terraformcluster/stale") {
+	if res := captf(t, kcFound, cronCheck[:len(cronCheck)-1]...); res.code != 0 || !strings.Contains(res.out, "terraformcluster/stale") {
 		t.Errorf("without --exit-code: exit %d", res.code)
 	}
 
@@ -185,5 +196,109 @@ current-context: quiet
 		if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, c.err) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 1 and one line %q", c.args, res.code, res.out, res.err, c.err)
 		}
+	}
+}
+
+// docs/cronjob.yaml is accepted by a real API server as it is (strict
+// field validation), its ClusterRole is docs/rbac.md's read-only one, and
+// its container's command, run with its ServiceAccount's own token, finds
+// an old stale lock in another namespace with exit 4 and no warning: the
+// role is enough for it.
+func TestCronJobManifest(t *testing.T) {
+	ctx := context.Background()
+	b, err := os.ReadFile("../../docs/cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		sa      *corev1.ServiceAccount
+		role    *rbacv1.ClusterRole
+		cronJob *batchv1.CronJob
+		kinds   []string
+	)
+	strict := metav1.CreateOptions{FieldValidation: "Strict"}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(doc), nil, nil)
+		if err != nil {
+			t.Fatalf("docs/cronjob.yaml: %v\n%s", err, doc)
+		}
+		kinds = append(kinds, gvk.Kind)
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			_, err = admin.Kube.CoreV1().Namespaces().Create(ctx, o, strict)
+			t.Cleanup(func() { _ = admin.Kube.CoreV1().Namespaces().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+		case *corev1.ServiceAccount:
+			sa = o
+			_, err = admin.Kube.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, strict)
+		case *rbacv1.ClusterRole:
+			role = o
+			// The same role as docs/rbac.md's: TestDocumentedRBAC creates
+			// it too, so it is removed again afterwards.
+			_, err = admin.Kube.RbacV1().ClusterRoles().Create(ctx, o, strict)
+			t.Cleanup(func() { _ = admin.Kube.RbacV1().ClusterRoles().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+		case *rbacv1.ClusterRoleBinding:
+			_, err = admin.Kube.RbacV1().ClusterRoleBindings().Create(ctx, o, strict)
+			t.Cleanup(func() { _ = admin.Kube.RbacV1().ClusterRoleBindings().Delete(ctx, o.Name, metav1.DeleteOptions{}) })
+		case *batchv1.CronJob:
+			cronJob = o
+			_, err = admin.Kube.BatchV1().CronJobs(o.Namespace).Create(ctx, o, strict)
+		default:
+			t.Fatalf("docs/cronjob.yaml: an object this test does not know: %s", gvk)
+		}
+		if err != nil {
+			t.Fatalf("creating the %s of docs/cronjob.yaml: %v", gvk.Kind, err)
+		}
+	}
+	if want := []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "CronJob"}; !slices.Equal(kinds, want) {
+		t.Fatalf("docs/cronjob.yaml holds %q, want %q", kinds, want)
+	}
+	doc := rolesFromDoc(t)["captf-locks-viewer"]
+	if doc == nil || role.Name != doc.Name || !reflect.DeepEqual(role.Rules, doc.Rules) {
+		t.Errorf("the CronJob's ClusterRole is not docs/rbac.md's read-only one:\n%+v\n%+v", role, doc)
+	}
+	pod := cronJob.Spec.JobTemplate.Spec.Template.Spec
+	if pod.ServiceAccountName != sa.Name || len(pod.Containers) != 1 {
+		t.Fatalf("the CronJob's pod: service account %q, %d containers", pod.ServiceAccountName, len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if want := append([]string{"kubectl-captf", "locks", "-A"}, cronCheck[1:]...); !slices.Equal(append(slices.Clone(c.Command), c.Args...), want) {
+		t.Errorf("the CronJob runs %q, want the documented check %q", append(c.Command, c.Args...), want)
+	}
+	if bl := cronJob.Spec.JobTemplate.Spec.BackoffLimit; bl == nil || *bl != 0 {
+		t.Errorf("backoffLimit %v: a found lock would be retried before the Job fails", bl)
+	}
+
+	// An old stale lock where the ServiceAccount's namespace is not.
+	stale := newObject(t, "cronjob-target", object.TerraformCluster, "old")
+	info := testbed.LockInfo("33333333-0000-4000-8000-000000000001", "root@"+runner.JobName(stale.Kind, stale.Name, "apply", 1, "abc123")+"-q8w7e", time.Now().Add(-45*time.Minute))
+	syntheticLock(t, stale, "33333333-0000-4000-8000-000000000001", "", &info)
+	tok, err := admin.Kube.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- name: bed
+  cluster: {server: "` + bed.Server + `", certificate-authority: "` + bed.CAFile + `"}
+users:
+- name: sa
+  user: {token: "` + tok.Status.Token + `"}
+contexts:
+- name: sa
+  context: {cluster: bed, user: sa}
+current-context: sa
+`
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := captf(t, kc, c.Args...)
+	if res.code != cmd.ExitFound || !regexp.MustCompile(`(?m)^cronjob-target +terraformcluster/old +Stale `).MatchString(res.out) || res.err != "" {
+		t.Errorf("the CronJob's check as its ServiceAccount: exit %d, want %d and the stale lock, no warning\n%s%s", res.code, cmd.ExitFound, res.out, res.err)
+	}
+	// The ServiceAccount reads only: it cannot clear the lock.
+	if res := captf(t, kc, "unlock", "terraformcluster/old", "-n", "cronjob-target", "--confirm"); res.code == 0 || getLease(t, stale).Spec.HolderIdentity == nil {
+		t.Errorf("the CronJob's ServiceAccount cleared a lock: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 }
