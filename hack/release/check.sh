@@ -4,16 +4,20 @@
 #  2. goreleaser check (exit 2 would mean deprecated keys)
 #  3. a snapshot release of every archive and dist/krew/captf.yaml, twice,
 #     from two copies of the tree: the checksums must be the same
-#  4. validate-krew-manifest on the generated manifest
+#  4. validate-krew-manifest on the generated manifest, and on krew/captf.yaml
+#     filled in by hack/release/krew-manifest.sh (the first krew-index
+#     submission), which must carry goreleaser's checksums and install
 #  5. krew install from the archives: linux/amd64, darwin/arm64, windows/amd64,
-#     each with its completion shim (the .cmd one on Windows only); the
-#     caveat's bash/zsh line makes `kubectl captf <TAB>` work
+#     each with its completion shim (the .cmd one on Windows only) and the
+#     k9s plugins file; the caveat's bash/zsh line makes `kubectl captf <TAB>`
+#     work, both with krew's default root (~/.krew) and with KREW_ROOT set
 #  6. `kubectl captf version` through kubectl's own plugin discovery
 #  7. test/release, with its release-tagged tests (only built here, and
 #     failing without CAPTF_DIST and CAPTF_MAKE_BIN, so that none skips):
-#     krew/captf.yaml agrees with the generated manifest, and the release
-#     binary prints the version, commit and date `make build` prints for
-#     the same version
+#     krew/captf.yaml agrees with the generated manifest, every archive
+#     holds what docs and krew promise (LICENSE, the completion shim, the
+#     k9s plugins file), and the release binary prints the version, commit
+#     and date `make build` prints for the same version
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools=$(bash hack/release/tools.sh)
@@ -54,38 +58,76 @@ cp -a "$root/a/dist" dist
 
 validate-krew-manifest -manifest dist/krew/captf.yaml -skip-install
 
-# linux/amd64 goes where krew puts it by default (~/.krew, under a fake
-# HOME) so that the caveat's line can be run as it is written.
+# The first krew-index submission is krew/captf.yaml filled in by
+# hack/release/krew-manifest.sh from the release's checksums.txt
+# (docs/releasing.md): for this snapshot it must give every platform
+# goreleaser's checksum, validate, and install (krew checks the sha256).
+mkdir "$root/filled"
+bash hack/release/krew-manifest.sh v9.9.9 dist/checksums.txt >"$root/filled/captf.yaml"
+# Each platform's archive and sha256, whatever the manifest's layout.
+pairs() { awk '/^[ -]*uri: /{f=$NF; sub(/.*\//,"",f)} /^[ -]*sha256: /{s=$NF; gsub(/"/,"",s); print f, s}' "$1" | sort; }
+if ! diff <(pairs dist/krew/captf.yaml) <(pairs "$root/filled/captf.yaml"); then
+  echo "error: hack/release/krew-manifest.sh does not fill in goreleaser's checksums" >&2
+  exit 1
+fi
+test "$(pairs "$root/filled/captf.yaml" | wc -l)" = 6
+validate-krew-manifest -manifest "$root/filled/captf.yaml" -skip-install
+KREW_ROOT="$root/filled-root" KREW_OS=linux KREW_ARCH=amd64 \
+  krew install --manifest="$root/filled/captf.yaml" --archive=dist/kubectl-captf_linux_amd64.tar.gz
+
+# linux/amd64 goes twice: where krew puts it by default (~/.krew, under a
+# fake HOME, KREW_ROOT unset) and into a KREW_ROOT elsewhere (under another
+# fake HOME), so that the caveat's line can be run as it is written in both.
 home="$root/home"
-for platform in linux/amd64 darwin/arm64 windows/amd64; do
+home2="$root/home2"
+krewroot="$root/krewroot"
+mkdir -p "$home" "$home2"
+for install in linux/amd64 linux/amd64/KREW_ROOT darwin/arm64 windows/amd64; do
+  platform=${install%/KREW_ROOT}
   os=${platform%/*} arch=${platform#*/}
-  krew_root="$root/$os-$arch"
-  [ "$platform" = linux/amd64 ] && krew_root="$home/.krew"
-  echo "krew install for $os/$arch"
+  case $install in
+    linux/amd64) krew_root="$home/.krew" ;;
+    */KREW_ROOT) krew_root="$krewroot" ;;
+    *) krew_root="$root/$os-$arch" ;;
+  esac
+  echo "krew install for $os/$arch into $krew_root"
   KREW_ROOT="$krew_root" KREW_OS=$os KREW_ARCH=$arch \
     krew install --manifest=dist/krew/captf.yaml --archive="dist/kubectl-captf_${os}_${arch}.tar.gz"
 done
-for store in "$home/.krew/store/captf/"* "$root/darwin-arm64/store/captf/"*; do
+for store in "$home/.krew/store/captf/"* "$krewroot/store/captf/"* "$root/darwin-arm64/store/captf/"*; do
   test -x "$store/kubectl-captf"
   test -x "$store/kubectl_complete-captf"
   test ! -e "$store/kubectl_complete-captf.cmd"
+  cmp docs/k9s/captf.yaml "$store/docs/k9s/captf.yaml"
 done
 store=$(echo "$root/windows-amd64/store/captf/"*)
 test -x "$store/kubectl-captf.exe"
 grep -q '^kubectl-captf.exe __complete %\*' "$store/kubectl_complete-captf.cmd"
 test ! -e "$store/kubectl_complete-captf"
+cmp docs/k9s/captf.yaml "$store/docs/k9s/captf.yaml"
 
-caveat=$(sed -n 's/^ *\(cp ~\/\.krew\/.*\)$/\1/p' dist/krew/captf.yaml)
+# The caveat's bash/zsh line, run as a user pastes it: without KREW_ROOT it
+# fills ~/.krew/bin; with KREW_ROOT, $KREW_ROOT/bin, and nothing in ~/.krew.
+caveat=$(sed -n 's/^ *\(cp .*kubectl_complete-captf .*\)$/\1/p' dist/krew/captf.yaml)
 test -n "$caveat"
 echo "caveat: $caveat"
-HOME="$home" bash -c "$caveat"
-completions=$(HOME="$home" PATH="$home/.krew/bin:$PATH" kubectl __complete captf '')
-if ! grep -q '^locks' <<<"$completions"; then
-  echo "error: kubectl __complete captf did not offer locks:" >&2
-  echo "$completions" >&2
+env -u KREW_ROOT HOME="$home" bash -c "$caveat"
+KREW_ROOT="$krewroot" HOME="$home2" bash -c "$caveat"
+test -x "$home/.krew/bin/kubectl_complete-captf"
+test -x "$krewroot/bin/kubectl_complete-captf"
+if [ -e "$home2/.krew" ]; then
+  echo "error: with KREW_ROOT set, the caveat's line wrote to ~/.krew" >&2
   exit 1
 fi
-PATH="$home/.krew/bin:$PATH" kubectl captf version
+for bin in "$home/.krew/bin" "$krewroot/bin"; do
+  completions=$(HOME="$home" PATH="$bin:$PATH" kubectl __complete captf '')
+  if ! grep -q '^locks' <<<"$completions"; then
+    echo "error: kubectl __complete captf with $bin on PATH did not offer locks:" >&2
+    echo "$completions" >&2
+    exit 1
+  fi
+  PATH="$bin:$PATH" kubectl captf version
+done
 
 # `make build` of the same version, in the copy the snapshot was built from.
 version=$(sed -n 's/^  version: //p' dist/krew/captf.yaml)
