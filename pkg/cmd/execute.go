@@ -19,6 +19,10 @@ const (
 	ExitError = 1
 	// ExitRefused: a guard refused, or the lock changed while unlocking.
 	ExitRefused = 3
+	// ExitFound is `locks --exit-code`'s code when at least one lock is
+	// listed: not 0 (nothing found) and not 1 (an error), so that a cron
+	// job or a CI step can tell the three apart.
+	ExitFound = 4
 	// ExitInterrupted is the shell's code for a command ended by Ctrl-C.
 	ExitInterrupted = 130
 )

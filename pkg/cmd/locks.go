@@ -17,11 +17,6 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
-// ExitFound is `locks --exit-code`'s code when at least one lock is
-// listed: not 0 (nothing found) and not 1 (an error), so that a cron job
-// or a CI step can tell the three apart.
-const ExitFound = 4
-
 // errFound ends `locks --exit-code` after it printed what it found.
 var errFound = exitCode(ExitFound)
 

@@ -16,7 +16,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 )
 
-const schemaBase = "https://github.com/captf-io/kubectl-captf/docs/schema/"
+const schemaBase = "https://raw.githubusercontent.com/captf-io/kubectl-captf/main/docs/schema/"
 
 // strict forbids the properties a schema does not name: the published
 // schemas let new fields through (fields are only added within v1alpha1),
