@@ -7,6 +7,8 @@
 package advice
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -34,6 +36,9 @@ type Conn struct {
 	As       string
 	AsGroups []string
 	AsUID    string
+	// Omitted names the credential flags the run was given and that no
+	// printed command carries (--token, --username, --password).
+	Omitted []string
 }
 
 // Flags are the connection flags as arguments, in kubectl's spelling and
@@ -136,19 +141,37 @@ func (b Builder) DescribePod(namespace, pod string) []string {
 
 // Run is a command to run, with the comment that says when ("" for none):
 // quoted for an interactive shell, or, when an argument cannot be shown,
-// with no command and the reason why.
+// with no command and the reason why. The lock ID after --id, which a
+// lock holder chose, is always single-quoted: bare, a zsh global alias of
+// that name would replace it.
 func Run(comment string, argv []string) v1alpha1.Advice {
 	a := v1alpha1.Advice{Comment: comment, Argv: argv}
-	line, err := shell.Line(argv)
+	words, err := Words(argv)
 	if err != nil {
 		a.Unprintable = err.Error()
 		return a
 	}
-	a.Command = line
+	a.Command = strings.Join(words, " ")
 	return a
+}
+
+// Words are argv's arguments quoted as Run quotes them, for a printer that
+// lays a long command out over several lines.
+func Words(argv []string) ([]string, error) {
+	return shell.Words(argv, func(i int) bool { return i > 0 && argv[i-1] == "--id" })
 }
 
 // Note is a comment with no command.
 func Note(comment string) v1alpha1.Advice {
 	return v1alpha1.Advice{Comment: comment}
+}
+
+// Finish ends a list of advice: when it holds a command and the run was
+// given credential flags, which no printed command carries, a note says
+// to add them.
+func (b Builder) Finish(advice []v1alpha1.Advice) []v1alpha1.Advice {
+	if len(b.Conn.Omitted) == 0 || !slices.ContainsFunc(advice, func(a v1alpha1.Advice) bool { return len(a.Argv) > 0 }) {
+		return advice
+	}
+	return append(advice, Note("the commands above leave out "+strings.Join(b.Conn.Omitted, ", ")+": a credential is never printed, so give it yourself"))
 }

@@ -31,11 +31,15 @@ type Holder struct {
 // the holder's fields, each quoted in ASCII so that no byte of theirs can
 // pass for the note's own words or hide. Only the holder's part is cut to
 // fit MaxNote, and the cut is marked. user is "" when the server would not
-// say who the user is.
-func Note(user, namespace, lease, verdict string, h Holder) string {
+// say who the user is; impersonated is true when the run impersonated
+// that user (--as), whose real identity only the audit log records.
+func Note(user string, impersonated bool, namespace, lease, verdict string, h Holder) string {
 	who := "an unidentified user"
 	if user != "" {
 		who = "user " + clip(quote(user), 256)
+	}
+	if impersonated {
+		who += " (impersonated)"
 	}
 	head := who + " force-unlocked Lease " + namespace + "/" + lease + " (verdict " + verdict + ") with kubectl captf; "
 	tail := "held by an unidentifiable holder, lock ID " + quote(h.ID)

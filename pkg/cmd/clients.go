@@ -3,7 +3,7 @@ package cmd
 import (
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -41,47 +41,102 @@ type factory struct {
 	flags *genericclioptions.ConfigFlags
 	// getenv reads the environment (KUBECONFIG); os.Getenv when nil.
 	getenv func(string) string
+	// homeKubeconfig is the kubeconfig loaded when neither --kubeconfig
+	// nor $KUBECONFIG is set; clientcmd.RecommendedHomeFile when "".
+	homeKubeconfig string
 }
 
 // advice builds the commands printed for a person, bound to the cluster
-// this run reads: the connection flags given, the kubeconfig context it
-// resolved when --context was not given (so that a pasted command fails
-// rather than reach another cluster if the current context changes), and
-// $KUBECONFIG when it names one file and --kubeconfig was not given. A
-// bearer token, user name or password is never printed.
+// this run reads, so that pasted later or in another terminal they reach
+// it or fail: the connection flags given, file paths made absolute; the
+// kubeconfig file the run loaded (--kubeconfig, a $KUBECONFIG of one file
+// or ~/.kube/config), or, when no one file holds its configuration (a
+// $KUBECONFIG list, the in-cluster configuration), the API server's URL;
+// and the context it resolved when --context was not given. A bearer
+// token, user name or password is never printed; Conn.Omitted names them.
 func (f *factory) advice() advice.Builder {
 	var c advice.Conn
-	if fl := f.flags; fl != nil {
-		str := func(p *string) string {
-			if p == nil {
-				return ""
-			}
-			return *p
+	str := func(p *string) string {
+		if p == nil {
+			return ""
 		}
+		return *p
+	}
+	if fl := f.flags; fl != nil {
 		c = advice.Conn{
-			Kubeconfig: str(fl.KubeConfig), Context: str(fl.Context), Cluster: str(fl.ClusterName),
+			Kubeconfig: absolute(str(fl.KubeConfig)), Context: str(fl.Context), Cluster: str(fl.ClusterName),
 			User: str(fl.AuthInfoName), Server: str(fl.APIServer), TLSServerName: str(fl.TLSServerName),
-			CertificateAuthority: str(fl.CAFile), ClientCertificate: str(fl.CertFile), ClientKey: str(fl.KeyFile),
+			CertificateAuthority: absolute(str(fl.CAFile)), ClientCertificate: absolute(str(fl.CertFile)), ClientKey: absolute(str(fl.KeyFile)),
 			As: str(fl.Impersonate), AsUID: str(fl.ImpersonateUID),
 		}
 		c.Insecure = fl.Insecure != nil && *fl.Insecure
 		if fl.ImpersonateGroup != nil {
 			c.AsGroups = *fl.ImpersonateGroup
 		}
+		for flag, v := range map[string]*string{"--token": fl.BearerToken, "--username": fl.Username, "--password": fl.Password} {
+			if str(v) != "" {
+				c.Omitted = append(c.Omitted, flag)
+			}
+		}
+		slices.Sort(c.Omitted)
 	}
 	if c.Context == "" {
 		if raw, err := f.getter.ToRawKubeConfigLoader().RawConfig(); err == nil {
 			c.Context = raw.CurrentContext
 		}
 	}
+	if c.Kubeconfig == "" {
+		c.Kubeconfig = f.loadedKubeconfig()
+	}
+	if c.Kubeconfig == "" && c.Server == "" {
+		if cfg, err := f.getter.ToRESTConfig(); err == nil {
+			c.Server = cfg.Host
+		}
+	}
+	return advice.Builder{Conn: c}
+}
+
+// loadedKubeconfig is the one kubeconfig file a run without --kubeconfig
+// loads, as an absolute path: $KUBECONFIG when it names one file, else
+// ~/.kube/config when it exists; "" when a $KUBECONFIG list is merged or
+// no file is (in a pod).
+func (f *factory) loadedKubeconfig() string {
 	getenv := f.getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if env := getenv(clientcmd.RecommendedConfigPathEnvVar); c.Kubeconfig == "" && env != "" && !strings.Contains(env, string(filepath.ListSeparator)) {
-		c.Kubeconfig = env
+	if env := getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		var files []string
+		for _, p := range filepath.SplitList(env) {
+			if p != "" {
+				files = append(files, p)
+			}
+		}
+		if len(files) == 1 {
+			return absolute(files[0])
+		}
+		return ""
 	}
-	return advice.Builder{Conn: c}
+	home := f.homeKubeconfig
+	if home == "" {
+		home = clientcmd.RecommendedHomeFile
+	}
+	if _, err := os.Stat(home); err != nil {
+		return ""
+	}
+	return absolute(home)
+}
+
+// absolute is p as an absolute path ("" stays ""): a relative path in a
+// printed command would name another file pasted in another directory.
+func absolute(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func (f *factory) clock() time.Time {

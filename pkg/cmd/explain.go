@@ -14,12 +14,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 const explainExample = `  # Why is this object's state locked, and what to do about it
@@ -290,7 +290,7 @@ func writeAdvice(w io.Writer, a v1alpha1.Advice) {
 	if len(a.Argv) == 0 {
 		return
 	}
-	words, err := shell.Words(a.Argv)
+	words, err := advice.Words(a.Argv)
 	if err != nil {
 		writeWrapped(w, "  # ", "no command printed: "+err.Error())
 		return

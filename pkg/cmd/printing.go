@@ -78,20 +78,19 @@ func (f *printFlags) ToPrinter() (printers.ResourcePrinter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.template(format) {
+	if format != "name" {
+		// jsonpath and go-template, whether given inline, with
+		// --template or in a file.
 		return terminalSafe(p), nil
 	}
-	if format == "name" {
-		return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
-			for _, o := range f.asName(obj) {
-				if err := p.PrintObj(o, w); err != nil {
-					return err
-				}
+	return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
+		for _, o := range f.asName(obj) {
+			if err := p.PrintObj(o, w); err != nil {
+				return err
 			}
-			return nil
-		}), nil
-	}
-	return p, nil
+		}
+		return nil
+	}), nil
 }
 
 // jsonPrinter writes JSON as cli-runtime's JSON printer does (an object

@@ -3,8 +3,13 @@
 package cmd
 
 import (
+	"bytes"
 	"flag"
+	"fmt"
+	"io"
+	"sync"
 
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -48,8 +53,12 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(*cobra.Command, []string) {
-			// Server warnings as kubectl prints them, not as klog lines.
-			rest.SetDefaultWarningHandler(rest.NewWarningWriter(streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true}))
+			// Server warnings as kubectl prints them, not as klog lines,
+			// and escaped: an admission webhook's message can quote any
+			// object's fields. klog's lines (-v, an informer's errors)
+			// are escaped too.
+			rest.SetDefaultWarningHandler(&warningPrinter{w: streams.ErrOut, seen: map[string]bool{}})
+			klog.SetOutput(&escapingLines{w: streams.ErrOut})
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
@@ -59,11 +68,62 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 	return cmd, counter
 }
 
+// warningPrinter prints each server warning once, as kubectl does
+// ("Warning: <message>"), escaped.
+type warningPrinter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	seen map[string]bool
+}
+
+func (p *warningPrinter) HandleWarningHeader(code int, _ string, message string) {
+	if code != 299 || message == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.seen[message] {
+		p.seen[message] = true
+		warn(p.w, "", []string{message})
+	}
+}
+
+// escapingLines writes each line written to it escaped (escape.Text),
+// keeping the line breaks: klog writes whole lines.
+type escapingLines struct {
+	mu   sync.Mutex
+	w    io.Writer
+	rest []byte
+}
+
+func (e *escapingLines) Write(b []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rest = append(e.rest, b...)
+	for {
+		i := bytes.IndexByte(e.rest, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		if _, err := fmt.Fprintln(e.w, escape.Text(string(e.rest[:i]))); err != nil {
+			return 0, err
+		}
+		e.rest = e.rest[i+1:]
+	}
+}
+
 // addVerbosityFlag adds kubectl's -v/--v: klog stays quiet unless asked,
-// and -v=6 traces every API request as kubectl's does.
+// and -v=6 traces every API request as kubectl's does. klog writes every
+// line once, to the writer klog.SetOutput gives (which escapes it), and
+// none straight to stderr: not to stderr itself (logtostderr), nor above a
+// threshold (stderrthreshold past FATAL), nor to files of lower severities
+// (one_output).
 func addVerbosityFlag(cmd *cobra.Command) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
+	for name, value := range map[string]string{"logtostderr": "false", "stderrthreshold": "4", "one_output": "true"} {
+		_ = fs.Set(name, value)
+	}
 	v := pflag.PFlagFromGoFlag(fs.Lookup("v"))
 	v.Shorthand = "v"
 	cmd.PersistentFlags().AddFlag(v)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	k8stesting "k8s.io/client-go/testing"
@@ -85,12 +86,15 @@ func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 	f, _ := verdictsWorld().factory()
 	res := captf(t, f, "--kubeconfig", "/tmp/prod.kubeconfig", "--context", "other", "--as", "bob", "--as-group", "ops", "--as-group", "dev", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
 	var u v1alpha1.UnlockResult
-	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev unlock terraformmachine/db -n infra --id 11111111-2222-3333-4444-555555555555 --confirm"
-	if err := json.Unmarshal([]byte(res.out), &u); err != nil || res.code != ExitRefused || len(u.Commands) != 1 || u.Commands[0].Command != want {
+	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev unlock terraformmachine/db -n infra --id '11111111-2222-3333-4444-555555555555' --confirm"
+	if err := json.Unmarshal([]byte(res.out), &u); err != nil || res.code != ExitRefused || len(u.Commands) == 0 || u.Commands[0].Command != want {
 		t.Errorf("want %q in:\n%s", want, res.out)
 	}
 	if strings.Contains(res.out+res.err, "s3cret") {
 		t.Errorf("the token is printed:\n%s", res.out)
+	}
+	if n := len(u.Commands); n < 2 || u.Commands[n-1].Comment != "the commands above leave out --token: a credential is never printed, so give it yourself" {
+		t.Errorf("no note that the token was left out: %+v", u.Commands)
 	}
 	res = captf(t, f, "explain", "terraformcluster/demo", "-o", "json")
 	var x v1alpha1.Explanation
@@ -158,6 +162,70 @@ func TestNamespaceIsEscapedOnStderr(t *testing.T) {
 		res := captf(t, f, args...)
 		if strings.ContainsAny(res.out+res.err, "\x1b\x07") || !strings.Contains(res.err, "^[") {
 			t.Errorf("%q: %+v", args, res)
+		}
+	}
+}
+
+// A stdout that fails (a full disk, a reader gone) after a write leaves
+// the write on stderr, the Event recorded and the exit code 1; so does
+// Ctrl-C right after the write, which does not stop the Event.
+func TestUnlockWriteIsRecordedWhateverFailsAfter(t *testing.T) {
+	f, kube := verdictsWorld().factory()
+	s, _, _, errOut := genericiooptions.NewTestIOStreams()
+	s.Out = &failingWriter{n: 10}
+	if code := execute(context.Background(), s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != ExitError {
+		t.Errorf("exit %d, want %d", code, ExitError)
+	}
+	if e := errOut.String(); !strings.Contains(e, "Unlocked lease/lock-tfstate-default-2f32fa8c86da1c86-m in namespace infra") || !strings.Contains(e, "error: writing the output: broken pipe") {
+		t.Errorf("stderr:\n%s", e)
+	}
+	if evs, _ := kube.EventsV1().Events("infra").List(context.Background(), metav1.ListOptions{}); len(evs.Items) != 1 {
+		t.Errorf("%d Events, want 1", len(evs.Items))
+	}
+
+	f, kube = verdictsWorld().factory()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		cancel() // Ctrl-C, as the write reaches the server
+		return false, nil, nil
+	})
+	s, _, out, _ := genericiooptions.NewTestIOStreams()
+	if code := execute(ctx, s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, ExitInterrupted)
+	}
+	if evs, _ := kube.EventsV1().Events("infra").List(context.Background(), metav1.ListOptions{}); len(evs.Items) != 1 || !strings.Contains(out.String(), "Recorded Event ") {
+		t.Errorf("%d Events after Ctrl-C, want 1; output:\n%s", len(evs.Items), out.String())
+	}
+}
+
+// The kubeconfig a printed command names is the file the run loaded, as
+// an absolute path; with no one file (a $KUBECONFIG list), the API
+// server's URL binds it instead.
+func TestAdviceNamesTheLoadedKubeconfig(t *testing.T) {
+	for _, c := range []struct {
+		name, env string
+		args      []string
+		want      []string
+	}{
+		{"relative --kubeconfig", "", []string{"--kubeconfig", "kc"}, []string{"--kubeconfig", absolute("kc"), "--context", "test"}},
+		{"one file in $KUBECONFIG", "rel/kc", nil, []string{"--kubeconfig", absolute("rel/kc"), "--context", "test"}},
+		{"a $KUBECONFIG list", "a:b", nil, []string{"--context", "test", "--server", "https://127.0.0.1:1"}},
+	} {
+		f, _ := verdictsWorld().factory()
+		f.getenv = func(k string) string {
+			if k == "KUBECONFIG" {
+				return c.env
+			}
+			return ""
+		}
+		res := captf(t, f, append(c.args, "unlock", "terraformcluster/demo", "-o", "json")...)
+		var u v1alpha1.UnlockResult
+		if err := json.Unmarshal([]byte(res.out), &u); err != nil || len(u.Commands) == 0 {
+			t.Fatalf("%s: %v %+v", c.name, err, res)
+		}
+		if got := u.Commands[len(u.Commands)-1].Argv[2 : 2+len(c.want)]; strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: connection flags %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -91,6 +93,8 @@ type UnlockOptions struct {
 	namespace string
 	printer   printers.ResourcePrinter
 	unlocker  *unlock.Unlocker
+	// stdout is Out, checked: its first write error.
+	stdout *checkedWriter
 	genericiooptions.IOStreams
 }
 
@@ -151,7 +155,8 @@ func (o *UnlockOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Advice: o.factory.advice(), Now: o.factory.clock}
+	b := o.factory.advice()
+	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Advice: b, Impersonated: b.Conn.As != "", Now: o.factory.clock}
 	return nil
 }
 
@@ -171,6 +176,14 @@ func (o *UnlockOptions) Validate() error {
 // that fails, or Ctrl-C. The exit code is the worst outcome: 130 when
 // interrupted, 1 when any failed, 3 when any was refused or conflicted.
 func (o *UnlockOptions) Run(ctx context.Context) error {
+	o.stdout = &checkedWriter{w: o.Out}
+	o.Out = o.stdout
+	if o.Confirm {
+		// A reader of stdout that exits early (| head) must not kill the
+		// process between a write and its record: the write fails with
+		// EPIPE instead, and the record goes to stderr.
+		signal.Ignore(syscall.SIGPIPE)
+	}
 	opts := unlock.Options{
 		Guard:   unlock.Guard{Force: o.Force, ID: o.ID, IDGiven: o.idGiven},
 		Confirm: o.Confirm, Reconcile: o.Reconcile,
@@ -185,9 +198,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := o.settle(ctx, out, opts); err != nil {
-			return err
-		}
+		o.settle(ctx, out, opts)
 		return o.finish([]*unlock.Outcome{out}, ctx)
 	}
 	rep, err := o.unlocker.Inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace})
@@ -216,9 +227,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 			out = unlock.Failed(l.Namespace, l.Name, err)
 			out.Commands = []v1alpha1.Advice{advice.Run("", o.unlocker.Advice.Explain(opts.Arg, l.Namespace))}
 		}
-		if err := o.settle(ctx, out, opts); err != nil {
-			return err
-		}
+		o.settle(ctx, out, opts)
 		outcomes = append(outcomes, out)
 		if ctx.Err() != nil {
 			break
@@ -276,17 +285,19 @@ func (o *UnlockOptions) streamed() bool { return o.print.isHuman() || o.print.fo
 // the unlock (the Event, the reconcile patch) only after the write is on
 // record: printed in the streamed formats, a line on stderr in the others,
 // whose document comes at the end.
-func (o *UnlockOptions) settle(ctx context.Context, out *unlock.Outcome, opts unlock.Options) error {
+func (o *UnlockOptions) settle(ctx context.Context, out *unlock.Outcome, opts unlock.Options) {
 	wrote := out.Action == v1alpha1.ActionUnlocked
 	p := whole
 	if wrote {
 		p = written
 	}
+	printed := false
 	if o.streamed() {
-		if err := o.printer.PrintObj(printable(out, p), o.Out); err != nil {
-			return err
-		}
-	} else if wrote {
+		printed = o.printer.PrintObj(printable(out, p), o.Out) == nil && o.stdout.err == nil
+	}
+	if wrote && !printed {
+		// stdout gets a document at the end, or it failed: the write is
+		// on record on stderr before anything else is written.
 		fmt.Fprintln(o.ErrOut, escape.Text(writeRecord(out)))
 	}
 	if !o.print.isHuman() && out.Action == v1alpha1.Failed {
@@ -294,17 +305,31 @@ func (o *UnlockOptions) settle(ctx context.Context, out *unlock.Outcome, opts un
 	}
 	warn(o.ErrOut, "", out.Warnings)
 	if !wrote {
-		return nil
+		return
 	}
 	before := len(out.Warnings)
 	o.unlocker.Record(ctx, out, opts)
 	if o.print.isHuman() {
-		if err := o.printer.PrintObj(printable(out, recorded), o.Out); err != nil {
-			return err
-		}
+		_ = o.printer.PrintObj(printable(out, recorded), o.Out) // a failure is o.stdout.err
 	}
 	warn(o.ErrOut, "", out.Warnings[before:])
-	return nil
+}
+
+// checkedWriter keeps the first error of the writes to it: the human
+// printers write with fmt and would drop it, and a lock cleared while
+// stdout fails must still be reported (on stderr) and fail the command.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(b []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(b)
+	c.err = err
+	return n, err
 }
 
 // writeRecord is one line saying what a write changed, for stderr when
@@ -337,6 +362,9 @@ func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) 
 			}
 			return fmt.Errorf("printing the outcome as %s: %w (the outcome of every lock is above, on stderr)", o.print.format(), err)
 		}
+	}
+	if o.stdout.err != nil {
+		return fmt.Errorf("writing the output: %w (every lock cleared is reported on stderr)", o.stdout.err)
 	}
 	worst := ExitOK
 	for _, out := range outcomes {

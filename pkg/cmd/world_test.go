@@ -131,7 +131,7 @@ func (w *world) factory() (*factory, *fake.Clientset) {
 	c.inspector = &inspect.Inspector{Client: c.kube, Metadata: c.metadata, Dynamic: c.dynamic}
 	mapper := w.mapper()
 	getter := genericclioptions.NewTestConfigFlags().WithClientConfig(w.kubeconfig()).WithRESTMapper(mapper)
-	f := &factory{getter: getter, clients: c, now: func() time.Time { return clock }, getenv: func(string) string { return "" }}
+	f := &factory{getter: getter, clients: c, now: func() time.Time { return clock }, getenv: worldEnv}
 	f.builder = func() *resource.Builder {
 		return resource.NewFakeBuilder(func(gv schema.GroupVersion) (resource.RESTClient, error) {
 			return &restfake.RESTClient{
@@ -240,4 +240,13 @@ func golden(t *testing.T, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs from the golden file; got:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// worldEnv is the environment of every command run on a world: the
+// kubeconfig it loads is $KUBECONFIG, one file.
+func worldEnv(name string) string {
+	if name == "KUBECONFIG" {
+		return "/home/ops/.kube/config"
+	}
+	return ""
 }

@@ -61,10 +61,14 @@ func Safe(s string) bool {
 }
 
 // Hidden reports whether r must never reach output as itself, because a
-// terminal acts on it or a reader cannot see it: C0 and C1 controls and
-// DEL, the Unicode format characters (Cf: bidi controls, which reorder
-// what the reader sees, zero-width characters, the soft hyphen, the byte
-// order mark, tag characters), the line and paragraph separators (Zl, Zp)
+// terminal acts on it or a reader cannot see it for what it is: C0 and C1
+// controls and DEL; the Unicode format characters (Cf: bidi controls,
+// which reorder what the reader sees, zero-width characters, the soft
+// hyphen, the byte order mark, tag characters) and every other default
+// ignorable code point (variation selectors, the combining grapheme
+// joiner, the Hangul fillers); line and paragraph separators (Zl, Zp);
+// spaces other than U+0020 (Zs), which look like it; the braille blank;
+// private-use and unassigned code points, which no font is bound to show;
 // and the noncharacters (U+FFFE, U+FFFF, U+FDD0-U+FDEF and the last two of
 // every plane). With any of them, two different lock IDs could look the
 // same.
@@ -74,10 +78,17 @@ func Hidden(r rune) bool {
 		return true
 	case r < 0xa0:
 		return false
-	case r >= 0xfdd0 && r <= 0xfdef, r&0xfffe == 0xfffe:
+	case r >= 0xfdd0 && r <= 0xfdef, r&0xfffe == 0xfffe, r == 0x2800:
 		return true
 	}
-	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs, unicode.Co,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) || !assigned(r)
+}
+
+// assigned is whether r has a general category: unassigned code points
+// have none.
+func assigned(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
 }
 
 // Code is r as a \u escape (four hex digits), or \U (eight) beyond the

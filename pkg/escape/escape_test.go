@@ -22,8 +22,16 @@ func TestText(t *testing.T) {
 		"tag\U000e0041":         `tag\U000e0041`,
 		"non\uffff\ufffe\ufdd0": `non\uffff\ufffe\ufdd0`,
 		"plane\U0010ffff":       `plane\U0010ffff`,
+		"cgj\u034f":             `cgj\u034f`,
+		"filler\u3164\u115f":    `filler\u3164\u115f`,
+		"vs\ufe0f":              `vs\ufe0f`,
+		"braille\u2800":         `braille\u2800`,
+		"nbsp\u00a0ideo\u3000":  `nbsp\u00a0ideo\u3000`,
+		"pua\ue000":             `pua\ue000`,
+		"unassigned\U000e0080":  `unassigned\U000e0080`,
+		"accent é ü":            "accent é ü",
 		"ünïcode@höst":          "ünïcode@höst",
-		"emoji😀 and 中文":        "emoji😀 and 中文",
+		"emoji😀 and 中文":         "emoji😀 and 中文",
 		"bad\xffutf8":           `bad\xffutf8`,
 	} {
 		if got := Text(in); got != want {

@@ -25,7 +25,7 @@ func parse(t *testing.T, word string) string {
 	for _, part := range call.Args[1].Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
-			b.WriteString(strings.ReplaceAll(p.Value, `\'`, `'`))
+			b.WriteString(strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(p.Value))
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				t.Fatalf("%s: $'...'", word)
@@ -44,10 +44,18 @@ func parse(t *testing.T, word string) string {
 func historySafe(word string) bool {
 	quoted := false
 	for i := 0; i < len(word); i++ {
-		switch c := word[i]; {
-		case c == '\'' && (quoted || i == 0 || word[i-1] != '\\'):
-			quoted = !quoted
-		case !quoted && strings.IndexByte("!^\"$`\\", c) >= 0 && !(c == '\\' && i+1 < len(word) && word[i+1] == '\''):
+		c := word[i]
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted && c == '\\':
+			return false // fish reads it as an escape
+		case quoted:
+		case c == '\'':
+			quoted = true
+		case c == '\\' && i+1 < len(word) && (word[i+1] == '\'' || word[i+1] == '\\'):
+			i++
+		case strings.IndexByte("!^\"$`\\=~", c) >= 0:
 			return false
 		}
 	}
@@ -55,6 +63,7 @@ func historySafe(word string) bool {
 }
 
 var hostile = []string{
+	`\';touch pwned;#`, `a\b`, `\\`, `x==ls`, "NUL",
 	"kubectl", "terraformcluster/demo", "-n", "--confirm", "a=b", "captf.io/unlocked-at=2026-12-01T00:00:00Z",
 	"'!#';touch /tmp/x;#'", "abc!!def", "!!", "!#", "!$", "!-1", "^a^b", "a^b", "it's", `a"b`, `back\slash`,
 	"", " ", "~root", "=ls", "*", "?", "[a]", "{a,b}", "#x", "x#", "$(touch${IFS}pwned)", "`id`", "$HOME",
@@ -77,12 +86,12 @@ func TestQuoteParsesBackAndIsHistorySafe(t *testing.T) {
 }
 
 func TestPlainWordsStayBare(t *testing.T) {
-	for _, arg := range []string{"kubectl", "captf", "terraformcluster/demo", "-n", "--id", "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a", "root@host", "a=b"} {
+	for _, arg := range []string{"kubectl", "captf", "terraformcluster/demo", "-n", "--id", "3c1e9a5b-7d2f-0e4a-8b6c-1f2e3d4c5b6a", "root@host"} {
 		if q := Quote(arg); q != arg {
 			t.Errorf("%q quoted as %s", arg, q)
 		}
 	}
-	for _, arg := range []string{"=ls", "~", "a~b", "a!b", "a^b", ""} {
+	for _, arg := range []string{"=ls", "a=b", "x==ls", "~", "a~b", "a!b", "a^b", "a\\b", "%1", "a,b", ""} {
 		if q := Quote(arg); q == arg {
 			t.Errorf("%q left bare", arg)
 		}
@@ -91,10 +100,10 @@ func TestPlainWordsStayBare(t *testing.T) {
 
 func TestUnsafeArgumentsAreRefused(t *testing.T) {
 	for _, arg := range []string{"\x1b]0;x\x07", "a\nb", "a\rb", "bidi\u202e", "c1\u009b", "zw\u200b", "ls\u2028", "bom\ufeff", "bad\xff", "nul\x00", "tag\U000e0041"} {
-		if _, err := Words([]string{"kubectl", arg}); err == nil {
+		if _, err := Words([]string{"kubectl", arg}, nil); err == nil {
 			t.Errorf("%q: no error", arg)
 		}
-		if _, err := Line([]string{arg}); err == nil {
+		if _, err := Line([]string{arg}, nil); err == nil {
 			t.Errorf("%q: Line renders it", arg)
 		}
 	}
@@ -110,7 +119,7 @@ func FuzzQuote(f *testing.F) {
 	f.Add("a\nb")
 	f.Add("\u202e")
 	f.Fuzz(func(t *testing.T, arg string) {
-		words, err := Words([]string{arg})
+		words, err := Words([]string{arg}, nil)
 		if err != nil {
 			if escape.Safe(arg) {
 				t.Fatalf("%q refused: %v", arg, err)

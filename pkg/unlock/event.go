@@ -40,7 +40,7 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	if l.Info != nil {
 		holder.Known, holder.Who, holder.Operation = true, l.Info.Who, l.Info.Operation
 	}
-	note := audit.Note(u.user(ctx), l.Namespace, l.Name, string(r.Decision.Verdict), holder)
+	note := audit.Note(u.whoami(ctx), u.Impersonated, l.Namespace, l.Name, string(r.Decision.Verdict), holder)
 	host, _ := os.Hostname()
 	now := u.now()
 	ev := &eventsv1.Event{
@@ -62,14 +62,17 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	return created.Name, nil
 }
 
-// user names the requesting user through a SelfSubjectReview, when
-// allowed; "" when not.
-func (u *Unlocker) user(ctx context.Context) string {
-	r, err := u.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
-	if err != nil {
-		return ""
-	}
-	return r.Status.UserInfo.Username
+// whoami names the requesting user through a SelfSubjectReview, when
+// allowed ("" when not), once per Unlocker: every Event of a run names the
+// same user, and --all-stale pays one request for it, not one a lock.
+func (u *Unlocker) whoami(ctx context.Context) string {
+	u.userOnce.Do(func() {
+		r, err := u.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err == nil {
+			u.user = r.Status.UserInfo.Username
+		}
+	})
+	return u.user
 }
 
 // reconcile patches the reconcile annotation onto the object: any update

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -26,11 +27,17 @@ type Unlocker struct {
 	// Advice builds the commands an outcome suggests, with the connection
 	// flags of this run.
 	Advice advice.Builder
+	// Impersonated is true when the run impersonates (--as): the Event's
+	// note then says the user it names was impersonated.
+	Impersonated bool
 	// BeforeWrite, when set, runs between the read and the write. Tests
 	// use it to change the Lease in that window.
 	BeforeWrite func(ctx context.Context) error
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+
+	userOnce sync.Once
+	user     string
 }
 
 // Options of one unlock.
@@ -133,10 +140,17 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 	case g.Action != v1alpha1.ActionUnlocked:
 		return out, nil
 	case !o.Confirm:
+		// The command names the lock ID it was computed for, Stale
+		// included: pasted against another lock, it is refused.
+		g := o.Guard
+		g.ID, g.IDGiven = r.Facts.Lease.UnlockID(), true
 		out.Action = v1alpha1.WouldUnlock
-		out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Unlock(o.Arg, namespace, o.Guard, true, o.Reconcile))}
+		out.Commands = u.Advice.Finish([]v1alpha1.Advice{advice.Run("", u.Advice.Unlock(o.Arg, namespace, g, true, o.Reconcile))})
 		return out, nil
 	}
+	// Who asks is looked up before the write, so that the Event's note
+	// cannot lack it because of something that happens after.
+	u.whoami(ctx)
 	if u.BeforeWrite != nil {
 		if err := u.BeforeWrite(ctx); err != nil {
 			return nil, err
@@ -174,7 +188,7 @@ func (u *Unlocker) refusedCommands(r inspect.Result, g Decision, o Options, name
 		}
 		out = append(out, advice.Run("", u.Advice.DescribePod(namespace, p.Name)))
 	}
-	return append(out, advice.Run("", u.Advice.Unlock(o.Arg, namespace, *g.Next, true, o.Reconcile)))
+	return u.Advice.Finish(append(out, advice.Run("", u.Advice.Unlock(o.Arg, namespace, *g.Next, true, o.Reconcile))))
 }
 
 // Change is the write Unlock makes: the runtimes' own Unlock, and nothing
@@ -195,13 +209,20 @@ func (u *Unlocker) write(ctx context.Context, read *coordinationv1.Lease) error 
 	return err
 }
 
+// recordTimeout bounds the Event and the reconcile patch after a write.
+const recordTimeout = 30 * time.Second
+
 // Record follows an unlock that wrote (ActionUnlocked): it records the
 // Event and, when asked, triggers a reconcile. Their failures are
 // warnings: the lock is already clear. It does nothing for other outcomes.
+// Ctrl-C does not stop it: the lock is cleared, and its record is part of
+// that write; recordTimeout bounds it instead.
 func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
 	if out.Action != v1alpha1.ActionUnlocked {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
 	name, err := u.recordEvent(ctx, out.Result)
 	if err != nil {
 		out.Warnings = append(out.Warnings, "the unlock was not recorded as an Event: "+err.Error())
@@ -211,7 +232,7 @@ func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
 	exists := owner != nil && owner.Exists != nil && *owner.Exists
 	if !o.Reconcile {
 		if exists {
-			out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Reconcile(owner.Ref.String(), owner.Ref.Namespace, u.now()))}
+			out.Commands = u.Advice.Finish([]v1alpha1.Advice{advice.Run("", u.Advice.Reconcile(owner.Ref.String(), owner.Ref.Namespace, u.now()))})
 		}
 		return
 	}

@@ -98,7 +98,7 @@ func TestExplainStaleRealLock(t *testing.T) {
 	if !strings.Contains(x.ControllerAction, "force-unlock -force "+staleID) || !strings.Contains(x.ControllerAction, "is active") {
 		t.Errorf("controller action %q", x.ControllerAction)
 	}
-	if got := adviceText(x.Advice); got != "# nothing is required: the object's next Job clears it; to clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --confirm" {
+	if got := adviceText(x.Advice); got != "# nothing is required, the next Job of the object clears it. To clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --id '"+staleID+"' --confirm" {
 		t.Errorf("advice %q", got)
 	}
 	if x.Context.RunLease == nil || x.Context.RunLease.Holder != "captf-c-stale-gone-refresh-a1-0f0f0f" {
@@ -138,7 +138,7 @@ func TestExplainForeignAndUnknown(t *testing.T) {
 	seedVerdicts(t)
 	x := explainJSON(t, "terraformmachine/workstation")
 	if x.Verdict != v1alpha1.Foreign || !strings.Contains(x.ControllerAction, "never unlocks it") ||
-		x.Advice[len(x.Advice)-1].Command != "kubectl captf "+conn(t, verdictsNS)+" unlock terraformmachine/workstation -n verdicts --id "+x.Lock.ID+" --confirm" {
+		x.Advice[len(x.Advice)-1].Command != "kubectl captf "+conn(t, verdictsNS)+" unlock terraformmachine/workstation -n verdicts --id '"+x.Lock.ID+"' --confirm" {
 		t.Errorf("workstation: %s %q %q", x.Verdict, x.ControllerAction, x.Advice)
 	}
 	// Another object's pod: the look-alike is explained.
@@ -203,7 +203,7 @@ func TestExplainContextAndDisagreement(t *testing.T) {
 		t.Errorf("events %+v", x.Context.Events)
 	}
 	if !strings.Contains(x.Disagreement, "says StateLocked, but the lock is free now") ||
-		!strings.Contains(adviceText(x.Advice), "kubectl "+conn(t, verdictsNS)+" annotate terraformcluster/unlocked -n verdicts captf.io/unlocked-at=") {
+		!strings.Contains(adviceText(x.Advice), "kubectl "+conn(t, verdictsNS)+" annotate terraformcluster/unlocked -n verdicts 'captf.io/unlocked-at=") {
 		t.Errorf("disagreement %q", x.Disagreement)
 	}
 	// Ages of 10 minutes and more are shown in whole minutes, so a slow

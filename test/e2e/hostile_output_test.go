@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -227,6 +230,46 @@ func TestCompletionLeavesOutHiddenNames(t *testing.T) {
 		res := captf(t, kc, args...)
 		if !strings.Contains(res.out, "good\n") || strings.ContainsAny(res.out, "\x1b\x07\u202e") {
 			t.Errorf("%q: %q", args, res.out)
+		}
+	}
+}
+
+// A reader of stdout that is gone before the lock is cleared (| head,
+// | true, a pager quit early) does not kill the plugin between the write
+// and its record: the write is reported on stderr, the Event is recorded
+// and the exit code says something failed.
+func TestUnlockRecordsAWriteWhenStdoutCloses(t *testing.T) {
+	for _, format := range []string{"", "name"} {
+		ns := "closed-stdout" + format
+		r := newObject(t, ns, object.TerraformCluster, "demo")
+		syntheticLock(t, r, "33333333-4444-5555-6666-777777777777", "root@captf-c-demo-apply-a1-d72d2a-x7k2p", nil)
+		before := getLease(t, r)
+		args := []string{"--kubeconfig", kubeconfigIn(t, ns), "unlock", "--all-stale", "--confirm"}
+		if format != "" {
+			args = append(args, "-o", format)
+		}
+		cmd := exec.Command(plugin, args...)
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd.Close() // the reader is gone
+		var errb strings.Builder
+		cmd.Stdout, cmd.Stderr = wr, &errb
+		err = cmd.Run()
+		wr.Close()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("-o %q: %v, want exit 1\n%s", format, err, errb.String())
+		}
+		checkRace(t, cmd.Process.Pid, errb.String())
+		assertCleared(t, r, before)
+		if !strings.Contains(errb.String(), "Unlocked lease/"+before.Name+" in namespace "+ns) {
+			t.Errorf("-o %q: the write is not on stderr:\n%s", format, errb.String())
+		}
+		evs, err := admin.Kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil || len(evs.Items) != 1 {
+			t.Errorf("-o %q: %d Events, want 1 (%v)", format, len(evs.Items), err)
 		}
 	}
 }

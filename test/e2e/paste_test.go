@@ -23,6 +23,7 @@ import (
 var interactiveShells = []struct{ name, command string }{
 	{"bash", "bash --norc --noprofile -i"},
 	{"zsh", "zsh -i"},
+	{"fish", "fish --no-config -i"},
 }
 
 // previousCommand is typed before each pasted line, so that a history
@@ -73,6 +74,10 @@ func pasteInto(t *testing.T, command, line, plugin string, env ...string) ([]str
 // it is single-quoted: history references, quick substitution, quotes.
 var hostileIDs = []string{
 	`'!#';touch pwned;#'`,
+	`\';touch pwned;#`,
+	`a\b\\`,
+	"x==ls",
+	"NUL",
 	"abc!!def",
 	"!!",
 	"x!$y",
@@ -172,20 +177,26 @@ func TestTemplatesEscapeForATerminalOnly(t *testing.T) {
 	who := "alice@\x1b]0;pwned\x07\u009b\u202e"
 	syntheticLock(t, r, "11111111-2222-3333-4444-555555555555", who, nil)
 	kc := kubeconfigIn(t, ns)
-	args := []string{"locks", "-o", "jsonpath={.items[0].lock.who}"}
-	if res := captf(t, kc, args...); res.code != 0 || res.out != who {
-		t.Errorf("to a pipe: exit %d, %q, want %q", res.code, res.out, who)
-	}
-	line, err := shell.Line(append([]string{plugin, "--kubeconfig", kc}, args...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("script", "-qec", line, "/dev/null")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", line, err)
-	}
-	if got := strings.TrimRight(string(out), "\r\n"); got != escape.Text(who) {
-		t.Errorf("to a terminal: %q, want %q", got, escape.Text(who))
+	for _, args := range [][]string{
+		{"locks", "-o", "jsonpath={.items[0].lock.who}"},
+		{"locks", "-o", "jsonpath", "--template={.items[0].lock.who}"},
+		{"locks", "-o", "go-template={{(index .items 0).lock.who}}"},
+		{"locks", "-o", "go-template", "--template={{(index .items 0).lock.who}}"},
+	} {
+		if res := captf(t, kc, args...); res.code != 0 || res.out != who {
+			t.Errorf("%q to a pipe: exit %d, %q, want %q", args, res.code, res.out, who)
+		}
+		line, err := shell.Line(append([]string{plugin, "--kubeconfig", kc}, args...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("script", "-qec", line, "/dev/null")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if got := strings.TrimRight(string(out), "\r\n"); got != escape.Text(who) {
+			t.Errorf("%q to a terminal: %q, want %q", args, got, escape.Text(who))
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestUnlockForceNeedsTheCurrentID(t *testing.T) {
 
 	// The dry run the operator reads names pod A and its ID.
 	res := captf(t, kc, "unlock", "terraformcluster/demo", "--force")
-	if res.code != 3 || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, ns)+" unlock terraformcluster/demo -n "+ns+" --force --id "+idA+" --confirm") {
+	if res.code != 3 || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, ns)+" unlock terraformcluster/demo -n "+ns+" --force --id '"+idA+"' --confirm") {
 		t.Fatalf("--force dry run: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	before := getLease(t, r)

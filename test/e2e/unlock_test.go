@@ -99,14 +99,14 @@ func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 	dry := captf(t, kc, "unlock", "terraformcluster/demo")
 	if dry.code != 0 || !strings.Contains(flat(dry.out), "Verdict: Stale") ||
 		!strings.Contains(flat(dry.out), fmt.Sprintf("Would: update Lease unlock-stale/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation app.terraform.io/lock-info", before.Name, before.ResourceVersion, id)) ||
-		!strings.Contains(flat(dry.out), "Dry run: nothing was written. To unlock: kubectl captf "+conn(t, "unlock-stale")+" unlock terraformcluster/demo -n unlock-stale --confirm") {
+		!strings.Contains(flat(dry.out), "Dry run: nothing was written. To unlock: kubectl captf "+conn(t, "unlock-stale")+" unlock terraformcluster/demo -n unlock-stale --id '"+id+"' --confirm") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.out, dry.err)
 	}
 	assertUnchanged(t, r, before)
 
 	res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm")
 	if res.code != 0 || !strings.Contains(flat(res.out), "Unlocked: update Lease") || !strings.Contains(flat(res.out), "Recorded Event") ||
-		!strings.Contains(flat(res.out), "kubectl "+conn(t, "unlock-stale")+" annotate terraformcluster/demo -n unlock-stale captf.io/unlocked-at=") {
+		!strings.Contains(flat(res.out), "kubectl "+conn(t, "unlock-stale")+" annotate terraformcluster/demo -n unlock-stale 'captf.io/unlocked-at=") {
 		t.Fatalf("unlock: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	assertCleared(t, r, before)
@@ -170,7 +170,7 @@ func TestUnlockRefusesLiveHolders(t *testing.T) {
 				// --force alone names no holder: refused, with the command
 				// that names the one seen.
 				res := captf(t, kc, "unlock", "terraformmachine/"+name, "--confirm", "--force")
-				if res.code != 3 || !strings.Contains(flat(res.out), "--force needs --id") || !strings.Contains(flat(res.out), "--force --id "+id+" --confirm") {
+				if res.code != 3 || !strings.Contains(flat(res.out), "--force needs --id") || !strings.Contains(flat(res.out), "--force --id '"+id+"' --confirm") {
 					t.Errorf("--force without --id: exit %d\n%s%s", res.code, res.out, res.err)
 				}
 				assertUnchanged(t, r, before)
@@ -196,7 +196,7 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 	kc := kubeconfigIn(t, r.Namespace)
 	before := getLease(t, r)
 	res := captf(t, kc, "unlock", "terraformmachine/db", "--confirm")
-	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, r.Namespace)+" unlock terraformmachine/db -n "+r.Namespace+" --id "+id+" --confirm") ||
+	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, r.Namespace)+" unlock terraformmachine/db -n "+r.Namespace+" --id '"+id+"' --confirm") ||
 		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
