@@ -144,6 +144,9 @@ func (r *Report) Markdown(when time.Time) string {
 			fmt.Fprintf(&b, "| %s | %s | %d |\n", size, p.Median.Wall.Round(time.Millisecond), p.Median.Requests)
 		}
 	}
+	if r.AllStale != nil {
+		b.WriteString(r.AllStale.markdown())
+	}
 	return b.String()
 }
 

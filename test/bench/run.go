@@ -50,6 +50,8 @@ type Report struct {
 	Curve []Point
 	// Pages are locks -A's wall times by page size.
 	Pages []PageRow
+	// AllStale is unlock --all-stale on a cluster of its own.
+	AllStale *AllStale
 }
 
 var (
@@ -129,6 +131,11 @@ func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, 
 		rep.Curve = append(rep.Curve, p)
 	}
 	sort.Slice(rep.Curve, func(a, b int) bool { return rep.Curve[a].Locks < rep.Curve[b].Locks })
+	if c.AllStaleLeases > 0 {
+		if rep.AllStale, err = allStale(ctx, c, plugin, log); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
 }
 
