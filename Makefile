@@ -33,7 +33,9 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) vet -tags release ./test/release/
+	$(GO) vet -tags codegen ./pkg/api/...
 	$(GO) test -race -count=1 ./pkg/... ./hack/schema/
+	$(GO) test -count=1 -tags codegen -run '^TestGeneratedDeepCopyIsUpToDate$$' ./pkg/api/...
 	@bash hack/testbed/build.sh --tofu >/dev/null
 	CAPTF_TESTBED_TOFU=1 $(GO) test -race -count=1 -timeout 40m ./test/...
 
@@ -50,6 +52,8 @@ fuzz:
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzAdvice$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzIndentCompact$$' -fuzztime $(FUZZTIME)
 
+# The unit tests alone, fast: the DeepCopy freshness check (build tag
+# codegen), which builds deepcopy-gen, runs in make test.
 unit:
 	$(GO) test ./pkg/...
 

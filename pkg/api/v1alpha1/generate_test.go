@@ -1,3 +1,5 @@
+//go:build codegen
+
 package v1alpha1
 
 import (
