@@ -20,26 +20,33 @@ func captfLockID(l inspect.Lease) string {
 }
 
 // controllerAction is what CAPTF's controller does next, by its own
-// rules (CAPTF v0.1.x: bookkeeping.go checkLock, run.go startJob,
-// reconcile.go). It claims nothing the decision and the gates do not
-// support.
+// rules (CAPTF v0.1.x: bookkeeping.go checkLock, locks/stale.go Check,
+// run.go startJob, reconcile.go run, retain.go, cleanup.go, preamble.go;
+// docs/how-it-decides.md names the commits). It claims nothing the
+// decision and the gates do not support: the case is Classify's, the
+// gate's reason its evidence.
 func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgate.Gate) string {
 	l, o, d := r.Facts.Lease, r.Facts.Owner, r.Decision
 	first := ""
 	if active != nil {
 		first = "Job " + active.Name + " is active, so the controller checks the lock only after it finishes. "
 	}
+	deletes := ""
+	if x := d.DeletesLease; x != nil {
+		deletes = " " + deletionText(x)
+	}
 	switch d.Verdict {
 	case v1alpha1.Unlocked:
 		return "Nothing: the lock is free."
 	case v1alpha1.Live:
-		return first + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."
+		return first + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail." + deletes
 	case v1alpha1.Stale:
 		unlock := fmt.Sprintf("the next Job it creates for %s, for any op, runs init and then force-unlock -force %s first; at that Job's creation CAPTF emits a Warning event ForceUnlocked and adds 1 to captf_lock_force_unlocks_total (alert CAPTFForceUnlocks)", o.Ref, captfLockID(l))
-		// Classify decided the case; the gate's reason is its evidence.
 		switch d.StaleCase {
 		case inspect.StaleIDMismatch:
-			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears by itself.", o.Ref, l.Info.ID, l.ID)
+			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID) + deletes
+		case inspect.StaleCheckFails:
+			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %q to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", l.Host, inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:
 			return first + fmt.Sprintf("If %s exists, %s; whether it exists could not be read.", o.Ref, unlock)
 		case inspect.StaleOwnerGone:
@@ -47,9 +54,12 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleClears:
 			return first + upper(unlock) + "."
 		case inspect.StaleGateClosed:
-			return first + "Nothing: " + r.Facts.Gate.Reason + ". The lock stays until that changes or it is cleared by hand."
+			if deletes != "" {
+				return first + "No Job: " + gateReason(r, gate) + "." + deletes
+			}
+			return first + "Nothing: " + gateReason(r, gate) + ". The lock stays until that changes or it is cleared by hand."
 		case inspect.StaleGateUnsure:
-			return first + "If a Job starts, " + unlock + ". " + upper(r.Facts.Gate.Reason) + "."
+			return first + "If a Job starts, " + unlock + ". " + upper(gateReason(r, gate)) + "." + deletes
 		default: // inspect.StaleGatesUnread
 			return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 		}
@@ -59,17 +69,37 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 	case l.Workspace != object.DefaultWorkspace:
 		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
 	case l.ID == "":
-		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails."
+		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails." + deletes
 	case o == nil:
 		return "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."
 	case o.Exists != nil && !*o.Exists:
 		return fmt.Sprintf("Nothing: %s no longer exists, so no controller reads this lock.", o.Ref)
 	}
-	s := first + "It never unlocks it. When it reconciles with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	s := first + "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
 	if gate != nil && gate.State == jobgate.Closed {
 		s += " Now: " + gate.Reason + "."
 	}
-	return s
+	return s + deletes
+}
+
+// gateReason is the gate Classify decided with.
+func gateReason(r inspect.Result, gate *jobgate.Gate) string {
+	if g := r.Facts.Gate; g != nil {
+		return g.Reason
+	}
+	if gate != nil {
+		return gate.Reason
+	}
+	return "its gates could not be read"
+}
+
+// deletionText says that CAPTF deletes the Lease itself, when and why,
+// and what that means for a holder still writing.
+func deletionText(x *jobgate.Deletion) string {
+	if !x.Certain {
+		return fmt.Sprintf("CAPTF may delete this lock Lease itself, without a Job (%s): %s; %s. If it does, %s.", x.Path, x.When, x.Why, jobgate.HolderStillWriting)
+	}
+	return fmt.Sprintf("CAPTF deletes this lock Lease itself, without a Job and whoever holds it, %s (%s): %s. That ends the lock, but %s.", x.When, x.Path, x.Why, jobgate.HolderStillWriting)
 }
 
 func upper(s string) string {
@@ -82,17 +112,18 @@ func upper(s string) string {
 // disagreement compares the object's StateReadable condition with what
 // CAPTF's own rules would write now, and says where they differ. CAPTF
 // keeps StateRead while its own runner holds the lock and for an empty
-// holderIdentity, and writes nothing while a Job is active, while the
-// object is paused or while its reconcile stops before reading the state:
-// none of those is a disagreement, though the last two leave an old
-// condition standing.
+// holderIdentity, and writes nothing while a Job of the object is active
+// (one it counts: its controller is the object), while the object is
+// paused, while its reconcile stops before reading the state, or while
+// its lock check fails: none of those is a disagreement, though they
+// leave an old condition standing.
 func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, gate *jobgate.Gate) string {
 	c := x.Context.StateReadable
 	if c == nil || ref == nil {
 		return ""
 	}
 	heldForCAPTF := r != nil && r.Facts.Lease.Held && r.Facts.Lease.ID != ""
-	quiet := x.Context.ActiveJob != nil || (gate != nil && gate.Quiet)
+	quiet := x.Context.ActiveJob != nil || (gate != nil && gate.Quiet) || (r != nil && r.Decision.StaleCase == inspect.StaleCheckFails)
 	foreign := heldForCAPTF && (x.Verdict == v1alpha1.Foreign || x.Verdict == v1alpha1.Unknown) && r.Facts.Lease.Workspace == object.DefaultWorkspace
 	var s string
 	switch {
@@ -106,7 +137,7 @@ func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, g
 		return ""
 	}
 	if quiet {
-		s += " A Job is active, the object is paused or its reconcile stops before reading the state, so that reconcile waits."
+		s += " A Job is active, the object is paused, its reconcile stops before reading the state or its lock check fails, so that reconcile waits."
 	}
 	return s
 }

@@ -43,7 +43,17 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 		suffix = r.Facts.Lease.Suffix
 	}
 	if ref != nil {
-		obj = e.readObject(ctx, c, t, ref, r == nil || slices.Contains(r.Unreadable, "jobs"))
+		// status.activeJob stands in for the Jobs when they could not be
+		// read, or when the object's uid is not known: then which of the
+		// Jobs labelled with its name CAPTF counts cannot be told.
+		uidUnknown := r != nil && r.Facts.Owner != nil && r.Facts.Owner.UID == "" && (r.Facts.Owner.Exists == nil || *r.Facts.Owner.Exists)
+		if uidUnknown && !slices.Contains(r.Unreadable, "jobs") {
+			c.Unreadable = append(c.Unreadable, "active Job: the object's uid is not known, so which of the Jobs labelled with its name CAPTF counts as its own (their controller is the object) cannot be told; status.activeJob is shown instead")
+		}
+		if r != nil && r.Object != nil && t.Fetched == nil {
+			t.Fetched = r.Object
+		}
+		obj = e.readObject(ctx, c, t, ref, r == nil || slices.Contains(r.Unreadable, "jobs") || uidUnknown)
 		e.readEvents(ctx, c, ref, runnerNames(r))
 	}
 	if suffix == "" {

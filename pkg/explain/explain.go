@@ -60,7 +60,7 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	default:
 		l := r.Lock()
 		x.ObjectMeta, x.Object, x.Lock, x.Holder = l.ObjectMeta, l.Object, l.Lock, l.Holder
-		x.Verdict, x.Reason, x.CAPTFClears = l.Verdict, l.Reason, l.CAPTFClears
+		x.Verdict, x.Reason, x.CAPTFClears, x.CAPTFDeletesLease = l.Verdict, l.Reason, l.CAPTFClears, l.CAPTFDeletesLease
 		if j := r.ActiveJob; j != nil {
 			start := j.StartTime
 			x.Context.ActiveJob = &v1alpha1.ActiveJob{Name: j.Name, Operation: j.Operation, Attempt: j.Attempt, StartTime: &start, From: "jobs"}
@@ -70,11 +70,12 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	if ref == nil && r != nil && r.Facts.Owner != nil {
 		ref = &r.Facts.Owner.Ref
 	}
-	obj := e.readContext(ctx, x, t, ref, r)
+	e.readContext(ctx, x, t, ref, r)
+	// The gates are those the verdict was decided with (inspect reads the
+	// owner in full for one lock whenever it exists).
 	var gate *jobgate.Gate
-	if obj != nil {
-		g := jobgate.Of(ref.Kind.Name, obj)
-		gate = &g
+	if r != nil {
+		gate = r.Facts.Gate
 	}
 	if r != nil {
 		x.Steps = append([]v1alpha1.Step{activeStep(x.Context.ActiveJob), {Check: "Does the Lease exist?", Observed: "lease/" + t.Lease, Result: "yes"}}, r.Decision.Steps...)

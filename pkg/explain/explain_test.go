@@ -14,23 +14,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/advice"
-	"github.com/captf-io/kubectl-captf/pkg/audit"
 )
 
 var lockName = object.LockLeaseName(object.DefaultWorkspace, demo.Suffix())
 
-// activeJob is demo's running apply Job, attempt 2, labelled as CAPTF does.
+// activeJob is demo's running apply Job, attempt 2, labelled as CAPTF does
+// and controlled by demo.
 func activeJob() *batchv1.Job {
+	return jobOf(demoUID)
+}
+
+// jobOf is activeJob controlled by the object of uid: an earlier demo's,
+// when uid is not demoUID.
+func jobOf(uid types.UID) *batchv1.Job {
 	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "captf-c-demo-apply-a2-aaaaaa", Namespace: demo.Namespace, Labels: map[string]string{
 		inspect.LabelManaged: "true", inspect.LabelOwnerKind: demo.Kind.Name, inspect.LabelOwnerName: demo.Name,
 		inspect.LabelOp: "apply", inspect.LabelAttempt: "2",
 	}}}
+	j.OwnerReferences = []metav1.OwnerReference{{APIVersion: object.Group + "/" + object.Version, Kind: demo.Kind.Name, Name: demo.Name, UID: uid, Controller: ptr(true)}}
 	j.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)}
 	return j
 }
@@ -331,7 +340,7 @@ func TestExplainOnFakes(t *testing.T) {
 		},
 		{
 			name: "foreign, the object paused", typed: []runtime.Object{heldBy("alice@laptop")}, captf: []*unstructured.Unstructured{paused},
-			verdict: v1alpha1.Foreign, action: "It never unlocks it.",
+			verdict: v1alpha1.Foreign, action: "It never unlocks it through a Job.",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if !strings.HasSuffix(x.ControllerAction, " Now: the object is paused (annotation cluster.x-k8s.io/paused): CAPTF starts no Job while it is.") {
 					t.Errorf("action %q", x.ControllerAction)

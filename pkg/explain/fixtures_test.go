@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
@@ -34,6 +35,7 @@ var (
 	runner1  = "captf-c-demo-apply-a1-d72d2a"
 	runPod   = runner1 + "-x7k2p"
 	holderID = "9f0c2d4e-1a3b-4c5d-8e6f-7a8b9c0d1e2f"
+	demoUID  = types.UID("uid-demo")
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -62,7 +64,7 @@ func heldBy(who string) *coordinationv1.Lease {
 func classify(l *coordinationv1.Lease, edits ...func(*inspect.Facts)) inspect.Result {
 	f := inspect.Facts{
 		Lease: inspect.ParseLease(l),
-		Owner: &inspect.Owner{Ref: demo, Exists: ptr(true), Via: "object"},
+		Owner: &inspect.Owner{Ref: demo, UID: demoUID, Exists: ptr(true), Via: "object"},
 		Gate:  &jobgate.Gate{State: jobgate.Open},
 	}
 	for _, e := range edits {
@@ -89,6 +91,7 @@ func captfObject(status map[string]any) *unstructured.Unstructured {
 	u.SetKind(demo.Kind.Name)
 	u.SetNamespace(demo.Namespace)
 	u.SetName(demo.Name)
+	u.SetUID(demoUID)
 	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "Cluster", Name: demo.Name, UID: "c-1"}})
 	if status != nil {
 		u.Object["status"] = status
@@ -123,7 +126,7 @@ func newCluster(typed []runtime.Object, metas []*metav1.PartialObjectMetadata, c
 	}
 	for _, u := range captf {
 		full = append(full, u)
-		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), Annotations: u.GetAnnotations()}}
+		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), Annotations: u.GetAnnotations(), DeletionTimestamp: u.GetDeletionTimestamp()}}
 		m.APIVersion, m.Kind = u.GetAPIVersion(), u.GetKind()
 		meta = append(meta, m)
 	}

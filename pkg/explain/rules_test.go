@@ -23,7 +23,7 @@ func TestControllerAction(t *testing.T) {
 	activeFirst := "Job captf-c-demo-apply-a2-aaaaaa is active, so the controller checks the lock only after it finishes. "
 	paused := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is paused (annotation cluster.x-k8s.io/paused): CAPTF starts no Job while it is", Quiet: true}
 	dependency := &jobgate.Gate{State: jobgate.Unsure, Reason: "a dependency gate is set (DependenciesReady False/Waiting): CAPTF starts no Job for a mutable or unprovisioned object until it clears"}
-	never := "It never unlocks it. When it reconciles with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	never := "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
 	own := heldBy("root@" + runPod)
 
 	for _, c := range []struct {
@@ -48,7 +48,7 @@ func TestControllerAction(t *testing.T) {
 			want: activeFirst + "T" + forceUnlock[1:] + "."},
 		{name: "stale: lock-info ID differs", r: classify(lockLease("default", ptr(holderID), otherID, "root@"+runPod)), verdict: v1alpha1.Stale, stale: inspect.StaleIDMismatch,
 			want: "Every Job it creates for terraformcluster/demo runs force-unlock of the lock info's ID " + otherID + "; the backend compares holderIdentity " + holderID +
-				", answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears by itself."},
+				", answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job."},
 		{name: "stale: object unreadable", r: classify(own, ownerExists(nil), gateIs(nil)), verdict: v1alpha1.Stale, stale: inspect.StaleOwnerUnread,
 			want: "If terraformcluster/demo exists, " + forceUnlock + "; whether it exists could not be read."},
 		{name: "stale: object gone, whatever is active", r: classify(own, ownerExists(ptr(false)), gateIs(nil)), active: active, verdict: v1alpha1.Stale, stale: inspect.StaleOwnerGone,
@@ -139,7 +139,7 @@ func TestAdvice(t *testing.T) {
 // another StateReadable condition now.
 func TestDisagreement(t *testing.T) {
 	const otherID = "cccccccc-0000-0000-0000-000000000000"
-	const waits = " A Job is active, the object is paused or its reconcile stops before reading the state, so that reconcile waits."
+	const waits = " A Job is active, the object is paused, its reconcile stops before reading the state or its lock check fails, so that reconcile waits."
 	lockedFree := "The object's condition says StateLocked, but the lock is free now; CAPTF rewrites the condition at its next reconcile that reads the state."
 	lockedOther := "The object's condition says StateLocked by another lock than the one held now (" + holderID + "); it is rewritten at CAPTF's next reconcile that reads the state."
 	readForeign := func(reason string) string {

@@ -4,6 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
 // Lock renders a result in the captf.io/v1alpha1 output schema.
@@ -24,6 +25,9 @@ func (r Result) Lock() v1alpha1.Lock {
 		Unreadable:  r.Unreadable,
 	}
 	out.ActiveJob = r.ActiveJob.name()
+	if x := r.Decision.DeletesLease; x != nil {
+		out.CAPTFDeletesLease = &v1alpha1.LeaseDeletion{Path: x.Path, When: x.When, Why: x.Why + "; " + jobgate.HolderStillWriting, Certain: x.Certain}
+	}
 	out.SetTypeMeta()
 	if o := f.Owner; o != nil {
 		out.Object = &v1alpha1.ObjectRef{Kind: o.Ref.Kind.Name, Name: o.Ref.Name, Exists: o.Exists}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -20,6 +21,8 @@ type Owner struct {
 	// Exists is false when the object was deleted or its kind is not
 	// served, nil when the object list could not be read.
 	Exists *bool
+	// Deleting is true when the listed object has a deletionTimestamp.
+	Deleting bool
 	// Via says what established the owner: "object", "lease labels" or
 	// "holder pod name".
 	Via string
@@ -30,7 +33,9 @@ type Pod struct {
 	Name   string
 	Exists bool
 	// Invalid is true when Name cannot be a pod name at all: no pod can
-	// have it, so it was not asked for (CAPTF asks, and gets NotFound).
+	// have it, so it was not asked for. CAPTF asks: for a name client-go
+	// sends (RefusedName false) the API server answers NotFound; one it
+	// refuses fails CAPTF's lock check instead.
 	Invalid     bool
 	Phase       corev1.PodPhase
 	Terminating bool
@@ -53,9 +58,10 @@ type Facts struct {
 	// Warnings name labels that disagree with the Lease's name. CAPTF
 	// never reads them; they are shown and never decide anything.
 	Warnings []string
-	// Gate is what keeps CAPTF from starting the owner's next Job; nil
-	// when the owner was not read in full (it is read only for a lock
-	// whose own runner is gone, the one case it decides).
+	// Gate is what keeps CAPTF from starting the owner's next Job, and
+	// whether CAPTF deletes the Lease itself; nil when the owner was not
+	// read in full (it is read for a lock whose own runner is gone and
+	// for an owner being deleted, the cases it decides).
 	Gate *jobgate.Gate
 }
 
@@ -72,13 +78,22 @@ type Decision struct {
 	// every other verdict. Whoever says what CAPTF does next reads it here
 	// rather than deciding it again.
 	StaleCase StaleCase
+	// DeletesLease is set when CAPTF's controller deletes the lock Lease
+	// itself, without a Job and whoever holds it (Retain, the release of
+	// an externally managed object, a cleanup); nil when it does not.
+	DeletesLease *jobgate.Deletion
 	// Steps are the controller's checks as they went.
 	Steps []v1alpha1.Step
 }
 
-// StaleCase is why a Stale lock will or will not clear, in the order
-// Classify tells the cases apart (the first that applies is the case).
-// Only a Job CAPTF creates force-unlocks the lock, with the lock info's ID.
+// StaleCase is why a Stale lock will or will not clear through a Job
+// CAPTF creates, which force-unlocks it with the lock info's ID. Classify
+// tells them apart in this order (the first that applies is the case):
+// for a holder name client-go refuses, OwnerUnread, OwnerGone, GateClosed
+// (a gate that stops before the lock check), then CheckFails; for any
+// other, IDMismatch, OwnerUnread, OwnerGone, GatesUnread, GateClosed,
+// GateUnsure, Clears. Whether CAPTF deletes the Lease itself, without a
+// Job, is Decision.DeletesLease.
 type StaleCase int
 
 const (
@@ -101,9 +116,24 @@ const (
 	// StaleClears: no gate holds the object back; its next Job clears the
 	// lock (CAPTFClears).
 	StaleClears
+	// StaleCheckFails: the holder pod's name is one client-go refuses
+	// (RefusedName), so CAPTF's lock check fails on every reconcile that
+	// reaches it and no Job starts.
+	StaleCheckFails
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails"}
+
+// RefusedName is whether client-go's request builder refuses name as a
+// resource name (IsValidPathSegmentName: ".", "..", or containing "/" or
+// "%"), failing the request before anything is sent, with an error that
+// is not NotFound. It returns what it refuses, "" when it accepts it.
+func RefusedName(name string) string {
+	if bad := path.IsValidPathSegmentName(name); len(bad) > 0 {
+		return bad[0]
+	}
+	return ""
+}
 
 func (c StaleCase) String() string {
 	if c < 0 || int(c) >= len(staleCaseNames) {
@@ -138,17 +168,17 @@ func Classify(f Facts) Decision {
 	}
 	if l.ID == "" {
 		d.step("Is a holder set?", `spec.holderIdentity is ""`, "held by an empty ID")
-		return d.done(f, v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so nothing clears it`)
+		return d.done(f, v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so `+d.never(f, "nothing clears it", "no Job clears it"))
 	}
 	d.step("Is a holder set?", fmt.Sprintf("spec.holderIdentity is %q", l.ID), "held")
 	if l.Info == nil {
 		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
-		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
 	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, l.Info.Operation, l.Info.Who), "yes")
 	if l.HostErr != nil {
 		d.step("Which host does Who name?", l.HostErr.Error(), "none")
-		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and CAPTF never clears it")
+		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
 	d.step("Which host does Who name?", fmt.Sprintf("Who %q", l.Info.Who), fmt.Sprintf("host %q", l.Host))
 	if f.Owner == nil {
@@ -167,15 +197,21 @@ func Classify(f Facts) Decision {
 		if f.Pod != nil && f.Pod.Exists {
 			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, f.Pod.State())
 		}
-		return d.done(f, v1alpha1.Foreign, reason+"; CAPTF never clears it")
+		return d.done(f, v1alpha1.Foreign, reason+"; "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
 	p, _ := runner.ParsePodName(l.Host)
 	d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref),
 		fmt.Sprintf("Job %s: op %s, attempt %d, hash %s", p.Job, p.Op, p.Attempt, p.Hash6), "yes")
+	if why := RefusedName(l.Host); why != "" {
+		// client-go refuses the name before sending CAPTF's GET: an error,
+		// not NotFound, so CAPTF's lock check fails (locks/stale.go Check).
+		d.step("Does the holder pod exist?", fmt.Sprintf("pod name %q %s: client-go refuses it as a name and sends no request, so CAPTF's GET of it fails with an error that is not NotFound (the plugin sends none)", l.Host, why), "no pod can have it: stale, and CAPTF's lock check fails")
+		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: client-go refuses its name (%s)", l.Host, why))
+	}
 	switch {
 	case f.Pod != nil && f.Pod.Invalid:
 		// CAPTF GETs it and is answered NotFound: same outcome, no request.
-		d.step("Does the holder pod exist?", "pod name "+l.Host+" is not a valid pod name, so no pod can have it (CAPTF's GET answers NotFound)", "gone: stale")
+		d.step("Does the holder pod exist?", "pod name "+l.Host+" is not a valid pod name, so no pod can have it (CAPTF's GET reaches the API server and is answered NotFound; the plugin sends none)", "gone: stale")
 		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: its name is not a valid pod name", l.Host))
 	case f.Pod == nil || !f.Pod.Exists:
 		d.step("Does the holder pod exist?", "pod "+l.Host+" is not found", "gone: stale")
@@ -192,9 +228,27 @@ func Classify(f Facts) Decision {
 
 // stale finishes a Stale decision, saying whether CAPTF will clear it:
 // only a Job it starts force-unlocks the lock, and only with the ID that
-// the backend compares.
+// the backend compares; and it reaches the Job only when its lock check
+// succeeds.
 func (d *Decision) stale(f Facts, reason string) Decision {
-	l, o := f.Lease, f.Owner
+	l, o, g := f.Lease, f.Owner, f.Gate
+	if RefusedName(l.Host) != "" {
+		switch {
+		case o.Exists == nil:
+			d.StaleCase = StaleOwnerUnread
+			reason += fmt.Sprintf("; whether %s exists could not be read; if it does, CAPTF's lock check fails on every reconcile (client-go refuses the name before any request), so no Job starts and the lock stays until someone clears it", o.Ref)
+		case !*o.Exists:
+			d.StaleCase = StaleOwnerGone
+			reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
+		case g != nil && g.BeforeLockCheck:
+			d.StaleCase = StaleGateClosed
+			reason += "; CAPTF's reconcile stops before its lock check, and no Job force-unlocks it: " + g.Reason
+		default:
+			d.StaleCase = StaleCheckFails
+			reason += "; CAPTF's lock check GETs that pod and fails on every reconcile that reaches it, before anything else: no Job starts, no StateLocked is set, and on deletion no Retain or cleanup runs, so the lock stays until someone clears it (kubectl captf unlock may)"
+		}
+		return d.done(f, v1alpha1.Stale, reason)
+	}
 	switch {
 	case l.Info.ID != "" && l.Info.ID != l.ID:
 		d.StaleCase = StaleIDMismatch
@@ -205,20 +259,60 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case !*o.Exists:
 		d.StaleCase = StaleOwnerGone
 		reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
-	case f.Gate == nil:
+	case g == nil:
 		d.StaleCase = StaleGatesUnread
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
-	case f.Gate.State == jobgate.Closed:
+	case g.State == jobgate.Closed && g.Deletes != nil:
 		d.StaleCase = StaleGateClosed
-		reason += "; CAPTF will not clear it: " + f.Gate.Reason
-	case f.Gate.State == jobgate.Unsure:
+		reason += "; no Job of CAPTF's force-unlocks it: " + g.Reason
+	case g.State == jobgate.Closed:
+		d.StaleCase = StaleGateClosed
+		reason += "; CAPTF will not clear it: " + g.Reason
+	case g.State == jobgate.Unsure:
 		d.StaleCase = StaleGateUnsure
-		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, f.Gate.Reason)
+		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)
 	default:
 		d.StaleCase, d.CAPTFClears = StaleClears, true
 		reason += "; CAPTF clears it with the object's next Job"
+		if g.Next != "" {
+			reason += " (" + g.Next + ")"
+		}
 	}
 	return d.done(f, v1alpha1.Stale, reason)
+}
+
+// leaseDeletion is the gate's deletion of the Lease, when CAPTF reaches
+// it: only the Lease lock-tfstate-default-<suffix> of an existing object,
+// and not past a lock check that fails.
+func (d *Decision) leaseDeletion(f Facts) *jobgate.Deletion {
+	o, g := f.Owner, f.Gate
+	switch {
+	case o == nil || o.Exists == nil || !*o.Exists || g == nil || g.Deletes == nil:
+		return nil
+	case f.Lease.Workspace != object.DefaultWorkspace:
+		return nil
+	case d.StaleCase == StaleCheckFails && g.Deletes.AfterLockCheck:
+		return nil
+	}
+	return g.Deletes
+}
+
+// never is what a lock no Job clears gets as its end: never when CAPTF
+// does not delete its Lease either, else only that no Job clears it (the
+// deletion follows in the reason).
+func (d *Decision) never(f Facts, never, noJob string) string {
+	if d.leaseDeletion(f) != nil {
+		return noJob
+	}
+	return never
+}
+
+// DeletionSentence says, in one clause, that CAPTF deletes the Lease.
+func DeletionSentence(x *jobgate.Deletion) string {
+	if x.Certain {
+		return fmt.Sprintf("CAPTF deletes this lock Lease itself, without a Job, %s (%s): %s", x.When, x.Path, jobgate.HolderStillWriting)
+	}
+	return fmt.Sprintf("CAPTF may delete this lock Lease itself, without a Job (%s): %s", x.Path, x.When)
 }
 
 func (d *Decision) step(check, observed, result string) {
@@ -228,6 +322,9 @@ func (d *Decision) step(check, observed, result string) {
 // done records the verdict. Labels that disagree with the Lease's name end
 // the reason as a warning: shown wherever the reason is, never acted on.
 func (d *Decision) done(f Facts, v v1alpha1.Verdict, reason string) Decision {
+	if d.DeletesLease = d.leaseDeletion(f); d.DeletesLease != nil && f.Lease.Held {
+		reason += "; " + DeletionSentence(d.DeletesLease)
+	}
 	for _, w := range f.Warnings {
 		reason += "; warning: " + w
 	}

@@ -287,7 +287,7 @@ func TestGatesDecideWhetherCAPTFClears(t *testing.T) {
 		{"destroy deletion", func(u *unstructured.Unstructured) {
 			u.SetDeletionTimestamp(&now)
 			_ = unstructured.SetNestedField(u.Object, "Destroy", "spec", "deletionPolicy")
-		}, true, "next Job"},
+		}, true, "next Job (the destroy Job)"},
 		{"identity", func(u *unstructured.Unstructured) {
 			u.Object["status"] = cond("IdentityAllowed", "False", "IdentityNotFound")
 		}, false, "credentials are not ready"},
@@ -301,7 +301,7 @@ func TestGatesDecideWhetherCAPTFClears(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			u := full(demo, nil)
 			c.edit(u)
-			r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
+			r := newClusterWith([]runtime.Object{held(demo, "root@"+demoPod)}, []runtime.Object{stateSecret(demo)}, nil, u).only(t)
 			want(t, r, v1alpha1.Stale, c.reason)
 			if r.Decision.CAPTFClears != c.clears {
 				t.Errorf("captfClears %v, want %v (%s)", r.Decision.CAPTFClears, c.clears, r.Decision.Reason)

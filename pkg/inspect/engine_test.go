@@ -24,7 +24,7 @@ func job(ns, name string, owner object.Ref, finished bool) *batchv1.Job {
 	}}}
 	ctrl := true
 	j.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: object.Group + "/" + object.Version, Kind: owner.Kind.Name, Name: owner.Name, Controller: &ctrl,
+		APIVersion: object.Group + "/" + object.Version, Kind: owner.Kind.Name, Name: owner.Name, UID: uidOf(owner), Controller: &ctrl,
 	}}
 	if finished {
 		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
@@ -68,9 +69,17 @@ func pod(ns, name string, phase corev1.PodPhase, managed bool) *corev1.Pod {
 func objectMeta(r object.Ref) *metav1.PartialObjectMetadata {
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: object.Group + "/" + object.Version, Kind: r.Kind.Name},
-		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace, UID: uidOf(r)},
 	}
 }
+
+// uidOf is the uid every fixture gives the object r.
+func uidOf(r object.Ref) types.UID {
+	return types.UID("uid-" + r.Kind.Code + "-" + r.Namespace + "-" + r.Name)
+}
+
+// ownerKinds are the CAPI kinds that own each CAPTF kind.
+var ownerKinds = map[string]string{"TerraformCluster": "Cluster", "TerraformMachine": "Machine", "TerraformMachinePool": "MachinePool"}
 
 // cluster is a fake cluster: typed objects and CAPTF objects.
 type cluster struct {
@@ -84,8 +93,8 @@ type cluster struct {
 func full(r object.Ref, fields map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
-		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace, "ownerReferences": []any{
-			map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "c", "uid": "1"},
+		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace, "uid": string(uidOf(r)), "ownerReferences": []any{
+			map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": ownerKinds[r.Kind.Name], "name": "c", "uid": "1"},
 		}},
 		"spec": map[string]any{"source": map[string]any{"image": "example.invalid/runner:1"}},
 	}}
@@ -105,17 +114,32 @@ func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
 
 // newClusterFull is newCluster with CAPTF objects given in full.
 func newClusterFull(objects []runtime.Object, captf ...*unstructured.Unstructured) *cluster {
+	return newClusterWith(objects, nil, nil, captf...)
+}
+
+// stateSecret is the metadata of r's state Secret, as the backend labels it.
+func stateSecret(r object.Ref) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace,
+			Labels: map[string]string{"tfstate": "true", LabelSecretSuffix: r.Suffix(), LabelWorkspace: "default"}},
+	}
+}
+
+// newClusterWith is newClusterFull with more objects for the metadata
+// client (Secrets) and the dynamic client (CAPI Clusters).
+func newClusterWith(objects, moreMetas, moreDynamic []runtime.Object, captf ...*unstructured.Unstructured) *cluster {
 	scheme := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(scheme)
-	var metas, fulls []runtime.Object
-	lists := map[schema.GroupVersionResource]string{}
+	metas, fulls := append([]runtime.Object(nil), moreMetas...), append([]runtime.Object(nil), moreDynamic...)
+	lists := map[schema.GroupVersionResource]string{ClusterGVR: "ClusterList"}
 	for _, k := range object.Kinds {
 		lists[k.GVR()] = k.Name + "List"
 	}
 	for _, u := range captf {
 		k, _ := object.KindByName(u.GetKind())
 		m := objectMeta(object.Ref{Kind: k, Namespace: u.GetNamespace(), Name: u.GetName()})
-		m.Annotations, m.DeletionTimestamp = u.GetAnnotations(), u.GetDeletionTimestamp()
+		m.Annotations, m.DeletionTimestamp, m.UID = u.GetAnnotations(), u.GetDeletionTimestamp(), u.GetUID()
 		metas, fulls = append(metas, m), append(fulls, u)
 	}
 	return &cluster{

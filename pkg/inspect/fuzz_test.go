@@ -123,7 +123,7 @@ func FuzzJSONItems(f *testing.F) {
 		var items [][]byte
 		cont, err := jsonItems(bytes.NewReader(b), func(item []byte, proto bool) error {
 			items = append(items, append([]byte(nil), item...))
-			_, _, _, _ = jsonMeta(item)
+			_, _ = jsonMeta(item)
 			return nil
 		})
 		// Read a byte at a time, every value, string and escape is split
@@ -159,21 +159,22 @@ func FuzzJSONItems(f *testing.F) {
 			}
 			var meta struct {
 				Metadata *struct {
-					Namespace string    `json:"namespace"`
-					Name      string    `json:"name"`
-					UID       types.UID `json:"uid"`
+					Namespace         string    `json:"namespace"`
+					Name              string    `json:"name"`
+					UID               types.UID `json:"uid"`
+					DeletionTimestamp *string   `json:"deletionTimestamp"`
 				} `json:"metadata"`
 			}
 			if strictErrs, e := kjson.UnmarshalStrict(items[n], &meta, kjson.DisallowDuplicateFields); e != nil || len(strictErrs) > 0 {
 				continue
 			}
-			ns, name, uid, err := jsonMeta(items[n])
+			got, err := jsonMeta(items[n])
 			if m := meta.Metadata; m == nil {
 				if err == nil {
-					t.Fatalf("item %d has no metadata, and read as %q %q %q", n, ns, name, uid)
+					t.Fatalf("item %d has no metadata, and read as %+v", n, got)
 				}
-			} else if err != nil || ns != m.Namespace || name != m.Name || uid != m.UID {
-				t.Fatalf("item %d: %q %q %q %v; want %+v", n, ns, name, uid, err, *m)
+			} else if deleting := m.DeletionTimestamp != nil && *m.DeletionTimestamp != ""; err != nil || got.namespace != m.Namespace || got.name != m.Name || got.uid != m.UID || got.deleting != deleting {
+				t.Fatalf("item %d: %+v %v; want %+v", n, got, err, *m)
 			}
 		}
 	})

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -56,6 +57,9 @@ type Result struct {
 	// at its resourceVersion, so that a lock changed since the check is
 	// never cleared. Locks leaves it nil and keeps only the Facts.
 	Source *coordinationv1.Lease
+	// Object is the owner as Lock read it in full, nil when it did not
+	// (Locks never keeps it).
+	Object *unstructured.Unstructured
 }
 
 // Report is the outcome of Locks.
@@ -68,8 +72,11 @@ type Report struct {
 
 // Locks reads every lock Lease in scope and classifies it. Its requests do
 // not grow with the number of Leases: one list each of Leases, the three
-// CAPTF kinds, runner Jobs and pods, and at most holderGets GETs of holder
-// pods and gateGets GETs of owners.
+// CAPTF kinds, runner Jobs and pods, at most holderGets GETs of holder
+// pods, and for the owners whose gates decide something (needsGate) at
+// most gateGets reads (else one list) each of the owners, the CAPI
+// Clusters and TerraformClusters their machines and pools inherit from,
+// and the state Secrets' metadata of those being deleted.
 //
 // The lists overlap: the Jobs list starts with the first lock the Leases
 // list returns, the pod list with the first holder that names a host, and
@@ -81,7 +88,7 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &reads{in: i, ctx: ctx, namespace: s.Namespace}
 	defer func() { cancel(); r.wg.Wait() }()
-	want := &gateWant{ready: make(chan struct{}), keys: map[string]bool{}}
+	want := &gateWant{ready: make(chan struct{}), keys: map[string]bool{}, locks: map[string]bool{}}
 	owned := 0
 	parsed, err := i.listLeases(ctx, s, func(l Lease) {
 		r.startJobs()
@@ -109,6 +116,9 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 		if maybeOwnPod(l) {
 			want.keys[l.Namespace+"/"+l.Suffix] = true
 		}
+		if l.Workspace == object.DefaultWorkspace {
+			want.locks[l.Namespace+"/"+l.Suffix] = true
+		}
 	}
 	close(want.ready)
 	full := r.kinds != nil
@@ -128,9 +138,9 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 		return nil, err
 	}
 	if full {
-		rep.Warnings = append(rep.Warnings, c.listedGates(facts)...)
+		rep.Warnings = append(rep.Warnings, i.listedGates(ctx, s.Namespace, c, facts)...)
 	} else {
-		rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, facts)...)
+		rep.Warnings = append(rep.Warnings, i.readGates(ctx, s.Namespace, c, facts)...)
 	}
 	rep.Results = make([]Result, len(facts))
 	for n, f := range facts {
@@ -140,26 +150,31 @@ func (i *Inspector) Locks(ctx context.Context, s Scope) (*Report, error) {
 	return rep, nil
 }
 
-// gateWant are the objects whose gates a full list of the kinds reads, by
-// "<namespace>/<suffix>": known once ready is closed.
+// gateWant are the objects a full list of the kinds keeps in full, for
+// their gates, by "<namespace>/<suffix>": known once ready is closed.
 type gateWant struct {
 	ready chan struct{}
-	keys  map[string]bool
+	// keys are the objects of locks whose holder may be an own runner pod.
+	keys map[string]bool
+	// locks are the objects of every lock of workspace default: one being
+	// deleted is kept too, as CAPTF may delete its Lease.
+	locks map[string]bool
 }
 
-// has waits until the objects are known, and says whether key is one.
-func (w *gateWant) has(ctx context.Context, key string) (bool, error) {
+// wants waits until the objects are known, and says whether the object
+// of key, deleting or not, is one to keep.
+func (w *gateWant) wants(ctx context.Context, key string, deleting bool) (bool, error) {
 	select {
 	case <-w.ready:
-		return w.keys[key], nil
+		return w.keys[key] || (deleting && w.locks[key]), nil
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
 }
 
-// known is a gateWant of the given keys.
+// known is a gateWant of the given keys, deleting or not.
 func known(keys map[string]bool) *gateWant {
-	w := &gateWant{ready: make(chan struct{}), keys: keys}
+	w := &gateWant{ready: make(chan struct{}), keys: keys, locks: keys}
 	close(w.ready)
 	return w
 }
@@ -392,7 +407,7 @@ func (c *clusterContext) result(f Facts) Result {
 	if c.jobsErr != nil {
 		r.Unreadable = append(r.Unreadable, "jobs")
 	} else if f.Owner != nil {
-		r.ActiveJob = ActiveJob(c.jobIndex.of(f.Owner.Ref), f.Owner.Ref)
+		r.ActiveJob = ActiveJob(c.jobIndex.of(f.Owner.Ref), f.Owner.Ref, f.Owner.UID)
 	}
 	return r
 }

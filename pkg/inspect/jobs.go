@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -36,22 +37,40 @@ func (j *Job) name() string {
 	return j.Name
 }
 
-// ActiveJob returns the object's active runner Job as CAPTF picks it: of
-// the Jobs carrying the object's owner-kind and owner-name labels, the
-// newest by creationTimestamp that has neither a true Complete nor a true
-// Failed condition. nil when there is none. The controller checks the
-// lock only when there is none.
-func ActiveJob(jobs []*batchv1.Job, r object.Ref) *Job {
+// ownJobs are the Jobs CAPTF counts as the object's (jobs/list.go
+// clientRunner.List, at c17d41803a622de4dd8491031b1a6066070bbc50): those
+// carrying its owner-kind and owner-name labels whose controller owner
+// reference is the object, by UID (metav1.IsControlledBy), so that a Job
+// of an earlier object of the same name is not counted. The plugin's list
+// already holds only Jobs labelled captf.io/managed=true, which CAPTF's
+// Job cache requires (internal/manager/cache.go jobSelector, at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517). uid must be known.
+func ownJobs(jobs []*batchv1.Job, r object.Ref, uid types.UID) []*batchv1.Job {
 	name := ownerLabel(r)
-	var newest *batchv1.Job
+	var out []*batchv1.Job
 	for _, j := range jobs {
-		if j.Namespace != r.Namespace || j.Labels[LabelOwnerKind] != r.Kind.Name || j.Labels[LabelOwnerName] != name || finished(j) {
+		if j.Namespace != r.Namespace || j.Labels[LabelOwnerKind] != r.Kind.Name || j.Labels[LabelOwnerName] != name {
 			continue
 		}
-		if newest == nil || newest.CreationTimestamp.Before(&j.CreationTimestamp) {
-			newest = j
+		if c := metav1.GetControllerOfNoCopy(j); c == nil || c.UID != uid {
+			continue
 		}
+		out = append(out, j)
 	}
+	return out
+}
+
+// ActiveJob returns the object's active runner Job as CAPTF picks it
+// (jobs.Active): of the object's own Jobs (ownJobs), the newest by
+// creationTimestamp that has neither a true Complete nor a true Failed
+// condition, the first listed on a tie. nil when there is none, or when
+// uid is unknown: then which Jobs are the object's cannot be told. The
+// controller checks the lock only when there is none.
+func ActiveJob(jobs []*batchv1.Job, r object.Ref, uid types.UID) *Job {
+	if uid == "" {
+		return nil
+	}
+	newest := activeOf(ownJobs(jobs, r, uid))
 	if newest == nil {
 		return nil
 	}
@@ -71,6 +90,85 @@ func ActiveJob(jobs []*batchv1.Job, r object.Ref) *Job {
 		out.StartTime = t.Time
 	}
 	return out
+}
+
+func activeOf(jobs []*batchv1.Job) *batchv1.Job {
+	var newest *batchv1.Job
+	for _, j := range jobs {
+		if finished(j) {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&j.CreationTimestamp) {
+			newest = j
+		}
+	}
+	return newest
+}
+
+// jobFacts are what the gates read of an object's own Jobs: the active
+// one, whether the newest finished destroy Job succeeded (bookkeeping.go
+// DestroySucceeded), and when the newest successful apply finished.
+func jobFacts(jobs []*batchv1.Job) (active string, destroyed bool, lastApply *time.Time) {
+	if a := activeOf(jobs); a != nil {
+		active = a.Name
+	}
+	var destroy, apply *batchv1.Job
+	var destroyAt, applyAt time.Time
+	for _, j := range jobs {
+		at, ok := finishedAt(j)
+		if !ok {
+			continue
+		}
+		switch op := opOf(j); {
+		case op == "destroy" && (destroy == nil || at.After(destroyAt)):
+			destroy, destroyAt = j, at
+		case op == "apply" && succeeded(j) && (apply == nil || at.After(applyAt)):
+			apply, applyAt = j, at
+		}
+	}
+	if apply != nil {
+		lastApply = &applyAt
+	}
+	return active, destroy != nil && succeeded(destroy), lastApply
+}
+
+// opOf is a Job's op: its op label, else from its name.
+func opOf(j *batchv1.Job) string {
+	if op := j.Labels[LabelOp]; op != "" {
+		return op
+	}
+	p, _ := runner.ParseJobName(j.Name)
+	return p.Op
+}
+
+// finishedAt is when a Job reached its terminal condition (jobs.FinishedAt).
+func finishedAt(j *batchv1.Job) (time.Time, bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			switch {
+			case !c.LastTransitionTime.IsZero():
+				return c.LastTransitionTime.Time, true
+			case j.Status.CompletionTime != nil:
+				return j.Status.CompletionTime.Time, true
+			}
+			return j.CreationTimestamp.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func succeeded(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			switch c.Type {
+			case batchv1.JobComplete:
+				return true
+			case batchv1.JobFailed:
+				return false
+			}
+		}
+	}
+	return false
 }
 
 func finished(j *batchv1.Job) bool {

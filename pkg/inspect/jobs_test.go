@@ -31,12 +31,13 @@ func TestJobIndexAgreesWithTheWholeList(t *testing.T) {
 		for attempt, fin := range []bool{false, false, true} {
 			j := job(r.Namespace, r.Kind.Code+"-"+ownerLabel(r)+"-"+string(rune('a'+attempt)), object.Ref{Kind: r.Kind, Namespace: r.Namespace, Name: ownerLabel(r)}, fin)
 			j.CreationTimestamp = metav1.NewTime(start.Add(time.Duration(n*10+attempt) * time.Minute))
+			j.OwnerReferences[0].UID = uidOf(r)
 			all = append(all, j)
 		}
 	}
 	x := indexJobs(all)
 	for _, r := range refs {
-		want, got := ActiveJob(all, r), ActiveJob(x.of(r), r)
+		want, got := ActiveJob(all, r, uidOf(r)), ActiveJob(x.of(r), r, uidOf(r))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: index %+v, whole list %+v", r, got, want)
 		}
@@ -68,7 +69,7 @@ func BenchmarkActiveJobs(b *testing.B) {
 	b.Run("every Job", func(b *testing.B) {
 		for b.Loop() {
 			for _, r := range refs {
-				ActiveJob(all, r)
+				ActiveJob(all, r, uidOf(r))
 			}
 		}
 	})
@@ -76,7 +77,7 @@ func BenchmarkActiveJobs(b *testing.B) {
 		for b.Loop() {
 			x := indexJobs(all)
 			for _, r := range refs {
-				ActiveJob(x.of(r), r)
+				ActiveJob(x.of(r), r, uidOf(r))
 			}
 		}
 	})

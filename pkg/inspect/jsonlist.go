@@ -301,12 +301,22 @@ func unquote(s []byte) ([]byte, error) {
 	return []byte(out), err
 }
 
-// jsonMeta reads an object's namespace, name and UID from its JSON,
-// skipping everything else. A key it reads given twice is an error.
-func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
+// itemMeta is what jsonMeta reads of an object.
+type itemMeta struct {
+	namespace, name string
+	uid             types.UID
+	// deleting is true when metadata.deletionTimestamp is set (not null).
+	deleting bool
+}
+
+// jsonMeta reads an object's namespace, name, UID and whether it has a
+// deletionTimestamp from its JSON, skipping everything else. A key it
+// reads given twice is an error.
+func jsonMeta(b []byte) (itemMeta, error) {
+	var m itemMeta
 	var meta []byte
 	var bad error
-	if err = members(b, func(key, v []byte) bool {
+	if err := members(b, func(key, v []byte) bool {
 		if string(key) == "metadata" {
 			if meta != nil {
 				bad = errDuplicate("metadata")
@@ -315,22 +325,25 @@ func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 		}
 		return bad == nil
 	}); err != nil || bad != nil {
-		return "", "", "", fmt.Errorf("reading a list item: %w", errors.Join(err, bad))
+		return itemMeta{}, fmt.Errorf("reading a list item: %w", errors.Join(err, bad))
 	}
 	if meta == nil {
-		return "", "", "", errors.New("reading a list item: it has no metadata")
+		return itemMeta{}, errors.New("reading a list item: it has no metadata")
 	}
-	var seen [3]bool
-	err = members(meta, func(key, v []byte) bool {
+	var seen [4]bool
+	var deleted string
+	err := members(meta, func(key, v []byte) bool {
 		var dst *string
 		var n int
 		switch string(key) {
 		case "namespace":
-			dst, n = &namespace, 0
+			dst, n = &m.namespace, 0
 		case "name":
-			dst, n = &name, 1
+			dst, n = &m.name, 1
 		case "uid":
-			dst, n = (*string)(&uid), 2
+			dst, n = (*string)(&m.uid), 2
+		case "deletionTimestamp":
+			dst, n = &deleted, 3
 		default:
 			return true
 		}
@@ -352,7 +365,8 @@ func jsonMeta(b []byte) (namespace, name string, uid types.UID, err error) {
 		return true
 	})
 	if err = errors.Join(err, bad); err != nil {
-		return "", "", "", fmt.Errorf("reading a list item: %w", err)
+		return itemMeta{}, fmt.Errorf("reading a list item: %w", err)
 	}
-	return namespace, name, uid, nil
+	m.deleting = deleted != ""
+	return m, nil
 }

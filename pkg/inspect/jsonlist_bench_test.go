@@ -29,7 +29,7 @@ func BenchmarkJSONItems(b *testing.B) {
 	for b.Loop() {
 		n := 0
 		_, err := jsonItems(bufio.NewReader(bytes.NewReader(body)), func(item []byte, _ bool) error {
-			_, _, _, err := jsonMeta(item)
+			_, err := jsonMeta(item)
 			n++
 			return err
 		})

@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -25,7 +24,8 @@ func (e *NoLeaseError) Error() string {
 // objects and Jobs, and the pod its holder names, by name: a handful of
 // requests, whatever the size of the cluster.
 // known, when given, is the owner as the caller already read it: its gates
-// are taken from it rather than read again.
+// are taken from it rather than read again. The owner, when it exists, is
+// read in full, and its gates are set (Facts.Gate, Result.Object).
 func (i *Inspector) Lock(ctx context.Context, namespace, name string, known ...*unstructured.Unstructured) (*Result, []string, error) {
 	if !IsLockLease(name) {
 		return nil, nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>)", name, object.LockLeasePrefix)
@@ -51,15 +51,27 @@ func (i *Inspector) Lock(ctx context.Context, namespace, name string, known ...*
 	}
 	facts := []Facts{f}
 	warnings := c.warnings
-	if o := f.Owner; len(known) == 1 && known[0] != nil && o != nil && known[0].GetName() == o.Ref.Name && known[0].GetNamespace() == o.Ref.Namespace && known[0].GetKind() == o.Ref.Kind.Name {
-		if needsGate(f) {
-			g := jobgate.Of(o.Ref.Kind.Name, known[0])
-			facts[0].Gate = &g
+	// The owner is read in full whenever it exists: explain shows its
+	// gates whatever the verdict, and they cost a few reads for one lock.
+	var obj *unstructured.Unstructured
+	if o := f.Owner; o != nil && o.Exists != nil && *o.Exists {
+		switch k := known; {
+		case len(k) == 1 && k[0] != nil && k[0].GetName() == o.Ref.Name && k[0].GetNamespace() == o.Ref.Namespace && k[0].GetKind() == o.Ref.Kind.Name:
+			obj = k[0]
+		case i.Dynamic != nil:
+			u, err := i.Dynamic.Resource(o.Ref.Kind.GVR()).Namespace(o.Ref.Namespace).Get(ctx, o.Ref.Name, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				obj = u
+			case needsGate(f):
+				warnings = append(warnings, gateWarning([]error{readError("get", o.Ref.Kind.Resource+"."+object.Group, o.Ref.Namespace, err)})...)
+			}
 		}
-	} else {
-		warnings = append(warnings, i.readGates(ctx, namespace, facts)...)
+	}
+	if obj != nil {
+		warnings = append(warnings, i.settle(ctx, namespace, c, []*Facts{&facts[0]}, map[*Facts]*unstructured.Unstructured{&facts[0]: obj})...)
 	}
 	r := c.result(facts[0])
-	r.Source = lease
+	r.Source, r.Object = lease, obj
 	return &r, warnings, nil
 }

@@ -46,7 +46,8 @@ func (o *owners) resolve(l Lease) (*Owner, string, []string) {
 	}
 	if r, ok := o.bySuffix[ns+"/"+l.Suffix]; ok {
 		yes := true
-		return &Owner{Ref: r, UID: o.kinds[r.Kind.Name].uids[r], Exists: &yes, Via: "object"}, "", warnings
+		l := o.kinds[r.Kind.Name]
+		return &Owner{Ref: r, UID: l.uids[r], Exists: &yes, Deleting: l.deleting[r], Via: "object"}, "", warnings
 	}
 	if labelledOK && labelRef.Suffix() == l.Suffix && validName(labelRef.Name) {
 		return &Owner{Ref: labelRef, Exists: o.exists(labelRef), Via: "lease labels"}, "", warnings

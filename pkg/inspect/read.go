@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/pager"
 
-	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
@@ -132,18 +131,24 @@ type kindList struct {
 	err   error
 	names []object.Ref
 	uids  map[object.Ref]types.UID
-	// gates are those of the objects a full list was asked to read them of.
-	gates map[object.Ref]jobgate.Gate
+	// deleting are the objects with a deletionTimestamp.
+	deleting map[object.Ref]bool
+	// objects are those a full list was asked to keep in full, for their
+	// gates.
+	objects map[object.Ref]*unstructured.Unstructured
 }
 
 func newKindList(k object.Kind) kindList {
-	return kindList{kind: k, served: true, uids: map[object.Ref]types.UID{}, gates: map[object.Ref]jobgate.Gate{}}
+	return kindList{kind: k, served: true, uids: map[object.Ref]types.UID{}, deleting: map[object.Ref]bool{}, objects: map[object.Ref]*unstructured.Unstructured{}}
 }
 
-func (r *kindList) add(namespace, name string, uid types.UID) object.Ref {
-	ref := object.Ref{Kind: r.kind, Namespace: namespace, Name: name}
+func (r *kindList) add(m itemMeta) object.Ref {
+	ref := object.Ref{Kind: r.kind, Namespace: m.namespace, Name: m.name}
 	r.names = append(r.names, ref)
-	r.uids[ref] = uid
+	r.uids[ref] = m.uid
+	if m.deleting {
+		r.deleting[ref] = true
+	}
 	return ref
 }
 
@@ -165,7 +170,7 @@ func (i *Inspector) listObjects(ctx context.Context, k object.Kind, namespace st
 		return res.List(ctx, o)
 	}, metav1.ListOptions{}, func(o runtime.Object) error {
 		m := o.(*metav1.PartialObjectMetadata)
-		r.add(m.Namespace, m.Name, m.UID)
+		r.add(itemMeta{namespace: m.Namespace, name: m.Name, uid: m.UID, deleting: m.DeletionTimestamp != nil})
 		return nil
 	})
 	r.done(err, namespace)
@@ -173,21 +178,21 @@ func (i *Inspector) listObjects(ctx context.Context, k object.Kind, namespace st
 }
 
 // listObjectsFull lists one CAPTF kind's objects in full, once, in place
-// of both the metadata list and the reads of the gates: it keeps the names
-// as listObjects does, and reads the gates of the objects want has as each
-// arrives. No object is kept, and only those objects are decoded beyond
+// of both the metadata list and the reads of the owners whose gates are
+// needed: it keeps the names as listObjects does, and keeps in full the
+// objects want asks for as each arrives. Only those are decoded beyond
 // their metadata.
 func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespace string, want *gateWant) kindList {
 	r := newKindList(k)
-	gate := func(ref object.Ref, u func() (*unstructured.Unstructured, error)) error {
-		if ok, err := want.has(ctx, ref.Namespace+"/"+ref.Suffix()); err != nil || !ok {
+	keep := func(ref object.Ref, deleting bool, u func() (*unstructured.Unstructured, error)) error {
+		if ok, err := want.wants(ctx, ref.Namespace+"/"+ref.Suffix(), deleting); err != nil || !ok {
 			return err
 		}
 		obj, err := u()
 		if err != nil {
 			return err
 		}
-		r.gates[ref] = jobgate.Of(k.Name, obj)
+		r.objects[ref] = obj
 		return nil
 	}
 	var err error
@@ -196,12 +201,12 @@ func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespac
 		err = i.stream(ctx, rc, listPath{"/apis/" + gvr.Group + "/" + gvr.Version, gvr.Resource, namespace}, "",
 			func() { r = newKindList(k) },
 			func(b []byte, _ bool) error {
-				ns, name, uid, err := jsonMeta(b)
+				m, err := jsonMeta(b)
 				if err != nil {
 					return err
 				}
-				ref := r.add(ns, name, uid)
-				return gate(ref, func() (*unstructured.Unstructured, error) {
+				ref := r.add(m)
+				return keep(ref, m.deleting, func() (*unstructured.Unstructured, error) {
 					u := &unstructured.Unstructured{}
 					return u, u.UnmarshalJSON(b)
 				})
@@ -212,8 +217,8 @@ func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespac
 			return res.List(ctx, o)
 		}, metav1.ListOptions{}, func(o runtime.Object) error {
 			u := o.(*unstructured.Unstructured)
-			ref := r.add(u.GetNamespace(), u.GetName(), u.GetUID())
-			return gate(ref, func() (*unstructured.Unstructured, error) { return u, nil })
+			ref := r.add(itemMeta{namespace: u.GetNamespace(), name: u.GetName(), uid: u.GetUID(), deleting: u.GetDeletionTimestamp() != nil})
+			return keep(ref, u.GetDeletionTimestamp() != nil, func() (*unstructured.Unstructured, error) { return u, nil })
 		})
 	}
 	r.done(err, namespace)
@@ -221,7 +226,11 @@ func (i *Inspector) listObjectsFull(ctx context.Context, k object.Kind, namespac
 }
 
 // listJobs returns CAPTF's runner Jobs in scope, with what Death and
-// ActiveJob read of them: metadata and status.
+// ActiveJob read of them: metadata (labels and owner references) and
+// status. It selects captf.io/managed=true, as CAPTF's Job cache does
+// (internal/manager/cache.go jobSelector, at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517: owner-kind label present and
+// captf.io/managed=true): a Job without it is never one CAPTF counts.
 func (i *Inspector) listJobs(ctx context.Context, namespace string) ([]*batchv1.Job, error) {
 	var out []*batchv1.Job
 	jobs := i.Client.BatchV1().Jobs(namespace)
@@ -273,7 +282,11 @@ func (i *Inspector) listPods(ctx context.Context, namespace, selector string) (m
 // getPod reads one pod by name, as the controller does; NotFound is an
 // answer (the pod is gone), any other failure is an error. A host that
 // cannot be a pod name (whoever holds the lock writes it) names no pod and
-// is never sent to the server as a path.
+// is never sent to the server as a path: neither one client-go refuses
+// ("/", "%"), which fails CAPTF's GET (Classify, RefusedName), nor one it
+// sends (upper case, "_"), which the API server answers NotFound, as a
+// request for it would tell nothing and a name from the holder is never
+// put into a request.
 func (i *Inspector) getPod(ctx context.Context, namespace, name string) (*Pod, error) {
 	if !validName(name) {
 		return missingPod(name), nil

@@ -97,9 +97,9 @@ func TestJSONItems(t *testing.T) {
 		if !reflect.DeepEqual(got[i], want.Items[i]) {
 			t.Fatalf("item %d differs", i)
 		}
-		ns, name, uid, err := jsonMeta(mustJSON(t, got[i]))
-		if err != nil || ns != "ns" || name != got[i].Name || uid != got[i].UID {
-			t.Errorf("jsonMeta: %q %q %q %v", ns, name, uid, err)
+		m, err := jsonMeta(mustJSON(t, got[i]))
+		if err != nil || m.namespace != "ns" || m.name != got[i].Name || m.uid != got[i].UID || m.deleting != (got[i].DeletionTimestamp != nil) {
+			t.Errorf("jsonMeta: %+v %v", m, err)
 		}
 	}
 	if _, err := jsonItems(bytes.NewReader(b[:len(b)/2]), func([]byte, bool) error { return nil }); err == nil {

@@ -1,15 +1,27 @@
-// Package jobgate says whether CAPTF will start a runner Job for an object.
-// A stale lock is cleared only by the force-unlock that CAPTF binds to a
-// Job it creates, so wherever no Job starts the lock stays. The gates are
-// read from the object as CAPTF's reconcile leaves them (CAPTF v0.1.x,
-// internal/controllers/shared/reconcile.go): annotations, spec and the
-// status conditions it sets when it holds a Job back.
+// Package jobgate says whether CAPTF will start a runner Job for an object,
+// and whether it deletes the object's lock Lease itself. A stale lock is
+// force-unlocked only by a Job CAPTF creates; without one the lock stays,
+// unless one of CAPTF's deletion paths deletes the Lease, whoever holds
+// it (Retain, the release of an externally managed object, the cleanup
+// after a destroy or of a deletion without state).
+//
+// The rules follow CAPTF's reconcile (CAPTF v0.1.x) from its preamble to
+// the code that creates the Job; docs/how-it-decides.md names each file
+// and commit. They read the object as CAPTF's reconcile leaves it
+// (annotations, spec, status conditions) and what the caller read around
+// it (Env): the TerraformCluster it inherits from, whether its state
+// Secret exists, its Jobs. Nothing here reads anything: the package has
+// no client, so that the decision is the same wherever it is made.
 package jobgate
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // State is what the gates allow.
@@ -18,7 +30,7 @@ type State int
 const (
 	// Open: no gate is set; the object's next Job carries the force-unlock.
 	Open State = iota
-	// Closed: a gate stops every Job, so nothing force-unlocks the lock.
+	// Closed: a gate stops every Job, so no Job force-unlocks the lock.
 	Closed
 	// Unsure: a gate may or may not hold Jobs back, or it could not be read.
 	Unsure
@@ -31,70 +43,384 @@ type Gate struct {
 	Reason string
 	// Quiet is true when CAPTF sets no StateReadable condition as things
 	// stand: it stops before reading the state (externally managed, no
-	// owner, an owner gate, a blocked deletion) or the object is paused.
-	// Any StateLocked or StateRead it shows is then from an earlier pass.
+	// owner, an owner gate, a blocked or unresolved deletion, the cleanup
+	// after a destroy) or the object is paused. Any StateLocked or
+	// StateRead it shows is then from an earlier pass.
 	Quiet bool
+	// BeforeLockCheck is true when CAPTF's reconcile stops in its
+	// preamble, before its lock check runs.
+	BeforeLockCheck bool
+	// Next names the Job that would carry the force-unlock, when one is
+	// expected or possible ("" when none is known).
+	Next string
+	// Deletes is set when CAPTF deletes the lock Lease itself, without a
+	// Job; nil when it does not.
+	Deletes *Deletion
+}
+
+// Deletion is one of CAPTF's paths that delete an object's lock Lease
+// without a Job and without looking at its holder (state.DeleteLock: a
+// plain delete, no precondition).
+type Deletion struct {
+	// Path is the CAPTF code that deletes it: PathRetain,
+	// PathExternallyManaged, PathCleanupAfterDestroy or
+	// PathCleanupWithoutState.
+	Path string
+	// When says when it happens.
+	When string
+	// Why names the evidence and the CAPTF code.
+	Why string
+	// Certain is false when it depends on what the plugin could not read
+	// or cannot know (When and Why say what).
+	Certain bool
+	// AfterLockCheck is true for the paths that run after CAPTF's lock
+	// check in the same reconcile: a lock check that fails stops them.
+	// The release of an externally managed object runs before it.
+	AfterLockCheck bool
+}
+
+// The deletion paths.
+const (
+	// PathRetain: deletionPolicy Retain (retain.go Retain).
+	PathRetain = "Retain"
+	// PathExternallyManaged: an externally managed object being deleted
+	// (preamble.go releaseExternallyManaged, which calls Retain).
+	PathExternallyManaged = "ExternallyManagedRelease"
+	// PathCleanupAfterDestroy: after a successful destroy (cleanup.go
+	// Cleanup).
+	PathCleanupAfterDestroy = "CleanupAfterDestroy"
+	// PathCleanupWithoutState: a deletion without state (cleanup.go
+	// Cleanup).
+	PathCleanupWithoutState = "CleanupWithoutState"
+)
+
+// HolderStillWriting is what a deletion of the Lease means for a holder
+// that still runs (the kubernetes backend: Unlock GETs the Lease and
+// returns its error; Lock creates a missing Lease).
+const HolderStillWriting = "a holder that still runs is not stopped by it: its own unlock then fails (the Lease is not found), and another client can create a new lock and write the state at the same time"
+
+// Presence is whether something the decision needs was found.
+type Presence int
+
+const (
+	// Unread: it could not be read.
+	Unread Presence = iota
+	// Absent: it was read and is not there.
+	Absent
+	// Present: it is there.
+	Present
+)
+
+// Env is what the caller read around the object.
+type Env struct {
+	// Cluster is what CAPTF's owner lookup finds for a TerraformMachine or
+	// TerraformMachinePool with an owner of its kind; unused for a
+	// TerraformCluster.
+	Cluster Cluster
+	// State is whether the object's state Secret exists; StateWhy says
+	// why it is Unread. Read for an object being deleted only.
+	State    Presence
+	StateWhy string
+	// JobsRead is false when the object's Jobs could not be read, or the
+	// object's uid is unknown so that its Jobs cannot be told from those
+	// of an earlier object of its name; JobsWhy says which.
+	JobsRead bool
+	JobsWhy  string
+	// ActiveJob is the object's active Job as CAPTF picks it, "" for none.
+	ActiveJob string
+	// DestroySucceeded is true when its newest finished destroy Job
+	// succeeded.
+	DestroySucceeded bool
+	// LastApplySucceeded is when its newest successful apply Job finished;
+	// nil when none is kept.
+	LastApplySucceeded *time.Time
 }
 
 // Annotations CAPTF and Cluster API read.
 const (
 	PausedAnnotation            = "cluster.x-k8s.io/paused"
 	ExternallyManagedAnnotation = "cluster.x-k8s.io/managed-by"
+	// RestoreAnnotation asks CAPTF for a restore Job of a state backup.
+	RestoreAnnotation = "captf.io/restore-state"
+	// ClusterNameLabel names an object's CAPI Cluster.
+	ClusterNameLabel = "cluster.x-k8s.io/cluster-name"
+	// CAPIGroup is Cluster API's group.
+	CAPIGroup = "cluster.x-k8s.io"
 )
 
-// heldState are StateReadable=False reasons under which CAPTF starts no Job
-// but a restore.
-var heldState = map[string]bool{
-	"StateEncrypted": true, "StateCorrupt": true, "StateInconsistent": true,
-	"StateLost": true, "ApplyOutcomeUnknown": true, "RetainedStateFound": true,
+// OwnerKind is the CAPI kind whose owner reference CAPTF's preamble looks
+// for on an object of kind: a TerraformCluster's Cluster
+// (util.GetOwnerCluster), a TerraformMachine's Machine
+// (util.GetOwnerMachine), a TerraformMachinePool's MachinePool
+// (util.GetOwnerMachinePool).
+func OwnerKind(kind string) string {
+	switch kind {
+	case "TerraformMachine":
+		return "Machine"
+	case "TerraformMachinePool":
+		return "MachinePool"
+	}
+	return "Cluster"
 }
 
-// Of reads the gates of one CAPTF object (kind is its exact Kind).
-func Of(kind string, u *unstructured.Unstructured) Gate {
-	if _, ok := u.GetAnnotations()[ExternallyManagedAnnotation]; ok {
-		return quiet(closed("the object has the %s annotation: CAPTF leaves it to another controller and starts no Job", ExternallyManagedAnnotation))
-	}
-	deletingNow := u.GetDeletionTimestamp() != nil
-	conds := conditions(u)
-	if len(u.GetOwnerReferences()) == 0 && !deletingNow {
-		return quiet(closed("the object has no owner reference yet: CAPTF waits for it and starts no Job"))
-	}
-	if c, ok := conds["DependenciesReady"]; ok && c.status != "True" && ownerGate[c.reason] && !deletingNow {
-		return quiet(closed("CAPTF stops before the lock check (DependenciesReady %s): no Job starts", c.says()))
-	}
-	if _, ok := u.GetAnnotations()[PausedAnnotation]; ok {
-		return quiet(closed("the object is paused (annotation %s): CAPTF starts no Job while it is", PausedAnnotation))
-	}
-	if c, ok := conds["Paused"]; ok && c.status == "True" {
-		return quiet(closed("the object is paused (condition Paused: %s): CAPTF starts no Job while it is", c.says()))
-	}
-	if deletingNow {
-		if g, done := deleting(kind, u, conds); done {
-			return g
+// HasOwnerRef is whether u has an owner reference of OwnerKind(kind) in
+// Cluster API's group, the one CAPTF's owner lookup follows.
+func HasOwnerRef(kind string, u *unstructured.Unstructured) bool {
+	for _, r := range u.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(r.APIVersion)
+		if err == nil && r.Kind == OwnerKind(kind) && gv.Group == CAPIGroup {
+			return true
 		}
+	}
+	return false
+}
+
+// finalizer is CAPTF's finalizer on an object of kind.
+func finalizer(kind string) string { return strings.ToLower(kind) + ".infrastructure.cluster.x-k8s.io" }
+
+// heldState are the StateReadable=False reasons of a state CAPTF holds:
+// no Job starts but a restore (reconcile.go run: held && !restore).
+var heldState = map[string]bool{
+	"StateEncrypted": true, "StateCorrupt": true, "StateInconsistent": true,
+	"StateLost": true, "ApplyOutcomeUnknown": true,
+}
+
+// Of reads the gates of one CAPTF object (kind is its exact Kind), in the
+// order of CAPTF's reconcile: the preamble (externally managed, owner,
+// pause), then the deletion or the Job decision.
+func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
+	deleting := u.GetDeletionTimestamp() != nil
+	conds := conditions(u)
+	annotations := u.GetAnnotations()
+	// Preamble, stage 1 (preamble.go Preamble).
+	if _, ok := annotations[ExternallyManagedAnnotation]; ok {
+		if !deleting {
+			return preamble(closed("the object has the %s annotation: CAPTF leaves it to another controller, stops before any write and starts no Job", ExternallyManagedAnnotation))
+		}
+		return externallyManaged(kind, u, env)
+	}
+	// Stage 2: the owner lookup. A gate stops the reconcile only while
+	// the object is not being deleted.
+	hasRef := HasOwnerRef(kind, u)
+	if !hasRef && !deleting {
+		reason := "WaitingForOwner"
+		if kind != "TerraformCluster" && len(u.GetOwnerReferences()) > 0 {
+			reason = "WaitingForOwner" + OwnerKind(kind)
+		}
+		return preamble(closed("the object has no %s owner reference: CAPTF waits for one (DependenciesReady %s) and stops before the lock check, so no Job starts", OwnerKind(kind), reason))
+	}
+	if !deleting {
+		if env.Cluster.NotTerraform != "" && inherits(kind) {
+			return preamble(closed("%s: CAPTF's owner gate ClusterNotTerraform stops before the lock check, so no Job starts", env.Cluster.NotTerraform))
+		}
+		if c, ok := conds["DependenciesReady"]; ok && c.status != "True" && c.reason == "OwnerMismatch" {
+			if kind == "TerraformMachine" && isProvisioned(u) {
+				return unsure("DependenciesReady says %s, but CAPTF re-derives that gate on every reconcile from the Machine, which the plugin does not read, and nothing rewrites the condition of a provisioned TerraformMachine: if the Machine still does not reference this object, CAPTF stops before the lock check; if it does, the condition is left over", c.says())
+			}
+			return preamble(closed("CAPTF stops before the lock check (DependenciesReady %s), so no Job starts", c.says()))
+		}
+	}
+	// Stage 4: pause (the lock check still runs while paused).
+	paused := ""
+	if _, ok := annotations[PausedAnnotation]; ok {
+		paused = "annotation " + PausedAnnotation
+	} else if c, ok := conds["Paused"]; ok && c.status == "True" {
+		paused = "condition Paused: " + c.says()
+	}
+	if paused != "" {
+		g := closed("the object is paused (%s): CAPTF starts no Job while it is", paused)
+		if deleting {
+			g = closed("the object is paused (%s): CAPTF runs no destroy, no Retain and no cleanup while it is", paused)
+		}
+		g.Quiet = true
+		return g
+	}
+	if deleting {
+		return deletion(kind, u, conds, env, hasRef)
+	}
+	return live(kind, u, conds, env)
+}
+
+// externallyManaged is the release of an externally managed object being
+// deleted (preamble.go releaseExternallyManaged): with CAPTF's finalizer
+// on it, once no Job of it runs, Retain keeps its state and deletes its
+// lock Lease, before the lock check.
+func externallyManaged(kind string, u *unstructured.Unstructured, env Env) Gate {
+	if !hasFinalizer(u, finalizer(kind)) {
+		return preamble(closed("the object is being deleted with the %s annotation and without CAPTF's finalizer %s: CAPTF does nothing more with it, starts no Job and leaves the Lease", ExternallyManagedAnnotation, finalizer(kind)))
+	}
+	g := preamble(closed("the object is being deleted with the %s annotation: CAPTF releases it without a Job", ExternallyManagedAnnotation))
+	g.Deletes = &Deletion{
+		Path:    PathExternallyManaged,
+		When:    "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
+		Why:     "CAPTF releases an externally managed object being deleted as deletionPolicy Retain does, and Retain deletes the lock Lease, whoever holds it (preamble.go releaseExternallyManaged, retain.go Retain, state.DeleteLock)",
+		Certain: true,
+	}
+	return withJobs(g, env)
+}
+
+// deletion follows CAPTF's destroy path for an object being deleted
+// (reconcile.go run): the inputs, the dependency gates, the plan gating,
+// the drift schedule and the Job policy check do not apply to it.
+func deletion(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env, hasRef bool) Gate {
+	var wrap string
+	if !hasRef {
+		// preamble.go: with no owner reference and no state, CAPTF either
+		// releases the object in its preamble (ownerlessRelease) or, as it
+		// applied before, holds a deletion whose state is lost; neither
+		// starts a Job or touches the Lease.
+		switch env.State {
+		case Absent:
+			return closed("the object is being deleted without a %s owner reference and without a state Secret: CAPTF releases it in its preamble or holds the deletion, starting no Job and leaving the Lease", OwnerKind(kind))
+		case Unread:
+			wrap = fmt.Sprintf("it has no %s owner reference and whether its state Secret exists could not be read (%s): without one CAPTF starts no Job and leaves the Lease; with one", OwnerKind(kind), env.StateWhy)
+		}
+	}
+	g := deletionSteps(kind, u, conds, env)
+	if !env.JobsRead {
+		g = uncertain(g, "its Jobs could not be read ("+env.JobsWhy+"): if its newest destroy Job succeeded, CAPTF's cleanup deletes the Lease instead; otherwise")
+		if g.Deletes == nil {
+			g.Deletes = &Deletion{Path: PathCleanupAfterDestroy, When: "if its newest destroy Job succeeded: at CAPTF's next reconcile of the object, once no Job of it runs",
+				Why: "after a successful destroy CAPTF's cleanup deletes the state Secrets and the lock Lease, whoever holds it (cleanup.go Cleanup, state.DeleteLock); the Jobs could not be read (" + env.JobsWhy + ")", AfterLockCheck: true}
+		}
+	}
+	if wrap != "" {
+		g = uncertain(g, wrap)
+	}
+	return withJobs(g, env)
+}
+
+func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
+	if env.JobsRead && env.DestroySucceeded {
+		g := closed("its newest destroy Job succeeded: CAPTF runs its cleanup and starts no Job")
+		g.Quiet = true
+		g.Deletes = &Deletion{Path: PathCleanupAfterDestroy, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
+			Why: "after a successful destroy CAPTF's cleanup deletes the state Secrets and the lock Lease, whoever holds it, and drops the finalizer (reconcile.go run, cleanup.go Cleanup, state.DeleteLock)", Certain: true, AfterLockCheck: true}
+		return g
+	}
+	if c, ok := conds["DeletionBlocked"]; ok && c.status == "True" && kind == "TerraformCluster" {
+		g := closed("its deletion is blocked (DeletionBlocked %s): no destroy Job starts, and no Retain runs, until its machines and pools are gone", c.says())
+		g.Quiet = true
+		return g
+	}
+	eff := Resolve(kind, u, env.Cluster)
+	if c, ok := conds["Deleting"]; ok && c.reason == "DeletionPolicyUnresolved" {
+		g := closed("its deletion waits (Deleting %s): neither a destroy nor a Retain runs", c.says())
+		g.Quiet = true
+		return g
+	}
+	switch p := eff.Policy; {
+	case !p.Known:
+		g := unsure("the object is being deleted and its deletionPolicy is %s: under Destroy the destroy Job force-unlocks the lock; under Retain no Job starts", p.From)
+		g.Deletes = &Deletion{Path: PathRetain, When: "if the inherited policy is Retain: at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
+			Why: "Retain deletes the lock Lease, whoever holds it (retain.go Retain, state.DeleteLock); the policy is " + p.From, AfterLockCheck: true}
+		return g
+	case p.S == "":
+		g := closed("its deletionPolicy is unresolved (%s): CAPTF holds the deletion (DeletionPolicyUnresolved), and neither a destroy nor a Retain runs", p.From)
+		g.Quiet = true
+		return g
+	}
+	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
+		return closed("CAPTF found its state retained by an earlier object of its name (StateReadable %s): it releases the object without a Job and without touching the Lease", c.says())
+	}
+	if eff.Policy.S == "Retain" {
+		g := closed("the object is being deleted under deletionPolicy Retain (%s): no Job starts", eff.Policy.From)
+		g.Deletes = &Deletion{Path: PathRetain, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
+			Why: "deletionPolicy Retain keeps the state and drops the finalizer without a Job, and Retain deletes the lock Lease, whoever holds it (reconcile.go run, decide.go ActionRetain, retain.go Retain, state.DeleteLock)", Certain: true, AfterLockCheck: true}
+		return g
 	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
-		restore := u.GetAnnotations()[RestoreAnnotation]
-		last, _, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "lastRestoredSerial")
-		if restore != "" && restore != fmt.Sprint(last) {
-			return unsure("CAPTF holds the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, and it carries the force-unlock", c.says(), RestoreAnnotation, restore)
+		if serial, ok := restoreRequested(u); ok {
+			g := unsure("CAPTF holds the deletion on the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock; the destroy follows", c.says(), RestoreAnnotation, serial)
+			g.Next = "the restore Job"
+			return g
 		}
-		return closed("CAPTF holds the state (StateReadable %s): no Job but a restore starts", c.says())
+		return closed("CAPTF holds the deletion on the state (StateReadable %s): no Job but a restore starts", c.says())
+	}
+	switch env.State {
+	case Absent:
+		if isProvisioned(u) {
+			return closed("its state Secret is missing although it is provisioned: CAPTF holds the deletion (StateLost), and no Job but a restore starts")
+		}
+		g := closed("it has no state Secret: CAPTF starts no destroy Job")
+		g.Deletes = &Deletion{Path: PathCleanupWithoutState, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free, unless CAPTF finds that it applied before (an applied inputs record, a state backup, an apply whose outcome is unknown), when it holds the deletion instead",
+			Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", AfterLockCheck: true}
+		return g
+	case Unread:
+		g := unsure("whether its state Secret exists could not be read (%s): with one, the destroy Job force-unlocks the lock; without one, no Job starts", env.StateWhy)
+		g.Next = "the destroy Job"
+		g.Deletes = &Deletion{Path: PathCleanupWithoutState, When: "if it has no state Secret: at CAPTF's next reconcile of the object, once no Job of it runs, unless CAPTF finds that it applied before",
+			Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", AfterLockCheck: true}
+		return g
+	}
+	if c, ok := conds["ApplyJobSucceeded"]; ok {
+		switch c.reason {
+		case "DestroyFailed":
+			return withNext(unsure("the last destroy failed (ApplyJobSucceeded %s): when its inputs Secrets are missing no destroy Job starts; otherwise it is retried after its backoff", c.says()), "the destroy Job")
+		case "IdentityNotAllowed":
+			return withNext(unsure("the last destroy was refused (ApplyJobSucceeded %s); CAPTF checks the identity again when the destroy is about to start", c.says()), "the destroy Job")
+		}
+	}
+	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
+		if c, ok := conds[t]; ok && c.status != "True" {
+			return withNext(unsure("the runner's credentials were not ready (%s %s); CAPTF prepares them again when the destroy is about to start", t, c.says()), "the destroy Job")
+		}
+	}
+	return withNext(Gate{State: Open}, "the destroy Job")
+}
+
+// live follows CAPTF's Job decision for an object not being deleted
+// (reconcile.go run and startOp, decide.go decide and schedule).
+func live(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
+	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
+		// retain.go heldOnRetained returns before restoreTarget.
+		return closed("CAPTF found the object's state retained by an earlier object of its name (StateReadable %s): no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", c.says())
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
 		if c, ok := conds[t]; ok && c.status != "True" {
 			return closed("the runner's credentials are not ready (%s %s): CAPTF starts no Job until they are", t, c.says())
 		}
 	}
-	if c, ok := conds["DependenciesReady"]; ok && c.status != "True" {
-		return unsure("a dependency gate is set (DependenciesReady %s): CAPTF starts no Job for a mutable or unprovisioned object until it clears", c.says())
+	serial, restore := restoreRequested(u)
+	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
+		if restore {
+			g := unsure("CAPTF holds the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock", c.says(), RestoreAnnotation, serial)
+			g.Next = "the restore Job"
+			return g
+		}
+		return closed("CAPTF holds the state (StateReadable %s): no Job but a restore starts", c.says())
+	}
+	g := schedule(kind, u, conds, env)
+	if restore && g.State != Open {
+		// decide.go: a restore comes before every other op, past the
+		// dependency gates and the Job policy check.
+		g = unsure("a restore is asked for (%s=%s): its Job starts first if that backup exists, and carries the force-unlock; otherwise %s", RestoreAnnotation, serial, g.Reason)
+		g.Next = "the restore Job"
+	}
+	return g
+}
+
+// schedule is whether a Job is due for an object not being deleted, and
+// whether startOp lets it start.
+func schedule(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
+	mutable := kind != "TerraformMachine"
+	built := mutable || !isProvisioned(u)
+	if c, ok := conds["DependenciesReady"]; ok && c.status != "True" && built && !leftOverOwnerGate(c.reason) {
+		return unsure("a dependency gate is set (DependenciesReady %s): CAPTF starts no Job but a restore until it clears", c.says())
+	}
+	eff := Resolve(kind, u, env.Cluster)
+	switch invalid, known, why := eff.PolicyInvalid(); {
+	case !known:
+		return unsure("whether CAPTF accepts the effective Job policy is unknown: %s", why)
+	case invalid:
+		return closed("the effective Job policy is invalid: %s; CAPTF refuses every Job but a destroy or a restore (ValidateEffectiveJobPolicy: ApplyJobSucceeded False/JobPolicyInvalid)", why)
 	}
 	if c, ok := conds["ApplyJobSucceeded"]; ok {
 		switch c.reason {
-		case "JobPolicyInvalid", "InputsTooLarge", "IdentityNotAllowed":
-			return closed("CAPTF holds its Jobs back (ApplyJobSucceeded %s) until that is fixed", c.says())
-		case "DestroyFailed":
-			return unsure("the last destroy failed (ApplyJobSucceeded %s); when its inputs Secrets are missing no destroy Job starts", c.says())
+		case "InputsTooLarge":
+			if built {
+				return closed("CAPTF holds its Jobs back (ApplyJobSucceeded %s) until the inputs shrink", c.says())
+			}
 		case "PlanAwaitingApproval", "DestructivePlanBlocked":
 			return unsure("an apply waits for approval (ApplyJobSucceeded %s): while it waits for new inputs to be approved, refresh and drift Jobs wait too", c.says())
 		}
@@ -102,43 +428,139 @@ func Of(kind string, u *unstructured.Unstructured) Gate {
 	if c, ok := conds["DriftJobSucceeded"]; ok && c.reason == "DurableInputsMissing" {
 		return unsure("refresh and drift Jobs wait for their inputs (DriftJobSucceeded %s)", c.says())
 	}
-	if n, ok, _ := unstructured.NestedInt64(u.Object, "spec", "drift", "intervalSeconds"); ok && n == 0 {
-		return unsure("spec.drift.intervalSeconds is 0, so no drift or refresh Job is scheduled: a Job starts only when its inputs change or an apply is retried")
+	if kind == "TerraformMachinePool" {
+		return withNext(Gate{State: Open}, "a membership refresh Job ("+every(eff.Membership)+")")
 	}
-	return Gate{State: Open}
+	if kind == "TerraformMachine" && isProvisioned(u) {
+		switch h := eff.Health; {
+		case h.Known && h.N > 0:
+			return withNext(Gate{State: Open}, fmt.Sprintf("a health-check refresh Job (every %d s: %s)", h.N, h.From))
+		case !h.Known && (!eff.Drift.Known || eff.Drift.N == 0):
+			return unsure("whether CAPTF refreshes its health is unknown: %s", h.From)
+		}
+	}
+	switch d := eff.Drift; {
+	case !d.Known:
+		return unsure("whether drift Jobs are scheduled is unknown: the interval is %s", d.From)
+	case d.N == DefaultDrift:
+		return withNext(Gate{State: Open}, "a drift Job, "+every(d))
+	case d.N != 0:
+		return withNext(Gate{State: Open}, "a drift Job, "+every(d)+" ("+d.From+")")
+	}
+	off := fmt.Sprintf("drift is disabled (intervalSeconds 0 from %s)", eff.Drift.From)
+	if kind == "TerraformMachine" && isProvisioned(u) {
+		if env.JobsRead && env.LastApplySucceeded != nil && !refreshedSince(u, *env.LastApplySucceeded) {
+			return withNext(Gate{State: Open}, "the refresh CAPTF runs once after a successful apply")
+		}
+		if c, ok := conds["InfrastructureHealthy"]; ok && c.status == "False" && c.reason == "InstancePending" {
+			return withNext(Gate{State: Open}, "a refresh while its health is pending")
+		}
+		if !env.JobsRead {
+			return unsure("%s and no health-check refresh is set; whether the refresh CAPTF runs once after an apply is still due is unknown: %s", off, env.JobsWhy)
+		}
+		return closed("no Job is due: %s, %s, and a provisioned TerraformMachine builds no inputs, so CAPTF decides UpToDate and does not requeue (decide.go schedule); only a restore or a state without its inputs hash starts one", off, eff.Health.From)
+	}
+	return unsure("%s, so no drift Job is scheduled: a Job starts only when its inputs change, an apply is retried or none was applied yet", off)
 }
 
-// ownerGate are DependenciesReady reasons with which CAPTF's reconcile
-// stops before it checks the lock, for an object not being deleted.
-var ownerGate = map[string]bool{
-	"WaitingForOwner": true, "ClusterNotTerraform": true, "OwnerMismatch": true,
-	"WaitingForOwnerMachine": true, "WaitingForOwnerMachinePool": true,
+// leftOverOwnerGate are the DependenciesReady reasons only CAPTF's
+// preamble writes, for an owner reference of the wrong kind: with the
+// right one present (HasOwnerRef), the condition is left over.
+func leftOverOwnerGate(reason string) bool {
+	return reason == "WaitingForOwnerMachine" || reason == "WaitingForOwnerMachinePool"
 }
 
-// RestoreAnnotation asks CAPTF for a restore Job of a state backup.
-const RestoreAnnotation = "captf.io/restore-state"
+// refreshedSince is whether status.lastRefresh is at or after t.
+func refreshedSince(u *unstructured.Unstructured, t time.Time) bool {
+	s := str(u, "status", "lastRefresh")
+	r, err := time.Parse(time.RFC3339, s)
+	return err == nil && !r.Before(t.Truncate(time.Second))
+}
 
-func quiet(g Gate) Gate {
-	g.Quiet = true
+// restoreRequested is the serial captf.io/restore-state asks for, when
+// it is one CAPTF would act on (trimmed, an integer of at least 1, not
+// status.lastRestoredSerial); whether the backup exists is not known
+// here.
+func restoreRequested(u *unstructured.Unstructured) (string, bool) {
+	v := strings.TrimSpace(u.GetAnnotations()[RestoreAnnotation])
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 {
+		return v, false
+	}
+	last, set := field(u, "status", "lastRestoredSerial")
+	return v, !set || last != n
+}
+
+// adopts is spec.adoptRetainedState.
+func adopts(u *unstructured.Unstructured) bool {
+	b, _ := boolean(u, "spec", "adoptRetainedState")
+	return b
+}
+
+// isProvisioned is status.initialization.provisioned.
+func isProvisioned(u *unstructured.Unstructured) bool {
+	b, _ := boolean(u, "status", "initialization", "provisioned")
+	return b
+}
+
+func hasFinalizer(u *unstructured.Unstructured, f string) bool {
+	for _, x := range u.GetFinalizers() {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// withJobs says, of a deletion of the Lease, that it waits for the
+// object's active Job.
+func withJobs(g Gate, env Env) Gate {
+	if g.Deletes != nil && env.ActiveJob != "" {
+		d := *g.Deletes
+		d.When = "once Job " + env.ActiveJob + " finishes: " + d.When
+		g.Deletes = &d
+	}
 	return g
 }
 
-// deleting reads the gates of an object being deleted.
-func deleting(kind string, u *unstructured.Unstructured, conds map[string]condition) (Gate, bool) {
-	if c, ok := conds["DeletionBlocked"]; ok && c.status == "True" {
-		return quiet(closed("its deletion is blocked (DeletionBlocked %s): no destroy Job starts", c.says())), true
+// uncertain makes g depend on what could not be read: a Job that would
+// start may not (Unsure), a gate that would stop every Job may not, and a
+// deletion of the Lease is not certain. prefix says what is unknown and
+// ends with the case in which g holds ("…; otherwise").
+func uncertain(g Gate, prefix string) Gate {
+	out := g
+	if g.State == Open {
+		out.State = Unsure
+		out.Reason = prefix + " " + nextOr(g.Next, "its next Job") + " force-unlocks the lock"
+	} else {
+		out.State = Unsure
+		out.Reason = prefix + " " + g.Reason
 	}
-	if c, ok := conds["Deleting"]; ok && c.reason == "DeletionPolicyUnresolved" {
-		return quiet(closed("its deletion waits (Deleting %s): neither a destroy nor a Retain runs", c.says())), true
+	out.Quiet, out.BeforeLockCheck = false, false
+	if g.Deletes != nil {
+		d := *g.Deletes
+		d.Certain = false
+		d.Why += "; not certain: " + prefix + " the above"
+		out.Deletes = &d
 	}
-	policy, _, _ := unstructured.NestedString(u.Object, "spec", "deletionPolicy")
-	switch {
-	case policy == "Retain":
-		return closed("the object is being deleted under deletionPolicy Retain: no Job starts, so no runner force-unlocks the lock (CAPTF's Retain deletes the lock Lease itself when it releases the object)"), true
-	case policy == "" && kind != "TerraformCluster":
-		return unsure("the object is being deleted and inherits its deletionPolicy from its TerraformCluster: under Retain no Job starts"), true
+	return out
+}
+
+func nextOr(next, def string) string {
+	if next == "" {
+		return def
 	}
-	return Gate{}, false
+	return next
+}
+
+func preamble(g Gate) Gate {
+	g.Quiet, g.BeforeLockCheck = true, true
+	return g
+}
+
+func withNext(g Gate, next string) Gate {
+	g.Next = next
+	return g
 }
 
 func closed(format string, a ...any) Gate {

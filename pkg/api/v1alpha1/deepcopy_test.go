@@ -38,6 +38,7 @@ var deepCopyTypes = []any{
 	new(Explanation),
 	new(Holder),
 	new(LeaseChange),
+	new(LeaseDeletion),
 	new(Lock),
 	new(LockInfo),
 	new(LockList),

@@ -25,6 +25,10 @@ type Explanation struct {
 	Verdict     Verdict    `json:"verdict"`
 	Reason      string     `json:"reason"`
 	CAPTFClears bool       `json:"captfClears"`
+	// CAPTFDeletesLease is set when CAPTF's controller deletes the lock
+	// Lease itself, without a Job and whoever holds it; null when it does
+	// not.
+	CAPTFDeletesLease *LeaseDeletion `json:"captfDeletesLease"`
 	// Steps are the controller's checks, in its order.
 	Steps []Step `json:"steps"`
 	// ControllerAction is what CAPTF's controller does next.

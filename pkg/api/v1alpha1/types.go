@@ -21,9 +21,11 @@ const (
 	Live Verdict = "Live"
 	// Stale: held by one of the object's own runner pods, which is gone or finished.
 	Stale Verdict = "Stale"
-	// Foreign: held by anyone else; CAPTF never clears it.
+	// Foreign: held by anyone else; no Job of CAPTF's clears it (CAPTF
+	// deletes the Lease itself on some deletions: captfDeletesLease).
 	Foreign Verdict = "Foreign"
-	// Unknown: held, but the holder cannot be identified; CAPTF never clears it.
+	// Unknown: held, but the holder cannot be identified; no Job of
+	// CAPTF's clears it (nor, on some deletions, the Lease: captfDeletesLease).
 	Unknown Verdict = "Unknown"
 )
 
@@ -73,9 +75,14 @@ type Lock struct {
 	Reason string `json:"reason"`
 	// CAPTFClears says whether a Job that CAPTF's controller starts will
 	// force-unlock the lock: a Stale lock of an existing object, with a
-	// consistent ID, that no gate (a pause, a Retain deletion, missing
-	// credentials, ...) keeps from getting a Job.
+	// consistent ID, whose holder name CAPTF's lock check can read, and
+	// that no gate (a pause, a Retain deletion, missing credentials, ...)
+	// keeps from getting a Job.
 	CAPTFClears bool `json:"captfClears"`
+	// CAPTFDeletesLease is set when CAPTF's controller deletes the lock
+	// Lease itself, without a Job and whoever holds it, whatever the
+	// verdict; null when it does not.
+	CAPTFDeletesLease *LeaseDeletion `json:"captfDeletesLease"`
 	// ActiveJob is the name of the object's active runner Job, or empty.
 	ActiveJob string `json:"activeJob"`
 	// Warnings name Lease labels that disagree with its name. CAPTF finds
@@ -85,6 +92,27 @@ type Lock struct {
 	// "jobs" when RBAC forbids listing them); the fields it feeds are
 	// then incomplete.
 	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// LeaseDeletion is CAPTF's controller deleting a lock Lease itself: a
+// plain delete, with no Job and no look at the holder (its state.DeleteLock).
+// A holder that still runs is not stopped by it: its own unlock then
+// fails (the Lease is not found), and another client can create a new
+// lock and write the state at the same time.
+type LeaseDeletion struct {
+	// Path is the CAPTF code that deletes it: Retain (deletionPolicy
+	// Retain), ExternallyManagedRelease (an object with the
+	// cluster.x-k8s.io/managed-by annotation being deleted),
+	// CleanupAfterDestroy (after a successful destroy) or
+	// CleanupWithoutState (a deletion without state).
+	Path string `json:"path"`
+	// When says when it happens (for example once no Job of the object runs).
+	When string `json:"when"`
+	// Why names the evidence and the CAPTF code.
+	Why string `json:"why"`
+	// Certain is false when it depends on what the plugin could not read
+	// or cannot know; when and why say what.
+	Certain bool `json:"certain"`
 }
 
 // ObjectRef names the CAPTF object a lock belongs to.

@@ -40,6 +40,10 @@ type UnlockResult struct {
 	Object  *ObjectRef `json:"object"`
 	Verdict Verdict    `json:"verdict"`
 	Reason  string     `json:"reason"`
+	// CAPTFDeletesLease is set when CAPTF's controller deletes the lock
+	// Lease itself, without a Job and whoever holds it; null when it does
+	// not, or the lock could not be read.
+	CAPTFDeletesLease *LeaseDeletion `json:"captfDeletesLease"`
 	// Lock is the lock as read, null when it was free.
 	Lock   *LockInfo `json:"lock"`
 	Holder *Holder   `json:"holder"`

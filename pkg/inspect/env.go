@@ -1,0 +1,398 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// What the gates read around an owner: the TerraformCluster a machine or
+// pool inherits its defaults from, found as CAPTF's owner lookup finds it,
+// whether a deleting object's state Secret exists, and the object's own
+// Jobs as listed. Each is read by name for up to gateGets objects, else in
+// one list, so that the requests do not grow with the locks.
+
+// ClusterGVR is Cluster API's Cluster, in the version CAPTF v0.1.x reads
+// (sigs.k8s.io/cluster-api/api/core/v1beta2).
+var ClusterGVR = schema.GroupVersionResource{Group: jobgate.CAPIGroup, Version: "v1beta2", Resource: "clusters"}
+
+var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// settle reads what the gates of need depend on and sets each gate from
+// its object (objs; an owner missing there keeps a nil gate).
+func (i *Inspector) settle(ctx context.Context, namespace string, c *clusterContext, need []*Facts, objs map[*Facts]*unstructured.Unstructured) []string {
+	var lookups []*Facts
+	var deleting []string
+	for _, f := range need {
+		u := objs[f]
+		if u == nil {
+			continue
+		}
+		k := f.Owner.Ref.Kind.Name
+		if k != object.TerraformCluster.Name && jobgate.HasOwnerRef(k, u) {
+			lookups = append(lookups, f)
+		}
+		if u.GetDeletionTimestamp() != nil {
+			deleting = append(deleting, f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix())
+		}
+	}
+	var clusters map[*Facts]jobgate.Cluster
+	var warnings []string
+	var states map[string]stateRead
+	var wg sync.WaitGroup
+	wg.Go(func() { clusters, warnings = i.lookupClusters(ctx, namespace, lookups, objs) })
+	wg.Go(func() { states = i.readStates(ctx, namespace, deleting) })
+	wg.Wait()
+	for _, f := range need {
+		u := objs[f]
+		if u == nil {
+			continue
+		}
+		env := c.jobEnv(f.Owner)
+		if cl, ok := clusters[f]; ok {
+			env.Cluster = cl
+		} else {
+			// No owner of its kind: CAPTF's owner lookup never reaches
+			// the TerraformCluster (shared/owner.go ResolveOwner).
+			env.Cluster = jobgate.Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + jobgate.OwnerKind(f.Owner.Ref.Kind.Name) + " owner"}
+		}
+		if s, ok := states[f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix()]; ok {
+			env.State, env.StateWhy = s.presence, s.why
+		}
+		g := jobgate.Of(f.Owner.Ref.Kind.Name, u, env)
+		f.Gate = &g
+	}
+	return warnings
+}
+
+// jobEnv is what the gates read of an owner's Jobs.
+func (c *clusterContext) jobEnv(o *Owner) jobgate.Env {
+	switch {
+	case c.jobsErr != nil:
+		return jobgate.Env{JobsWhy: "the Jobs could not be listed"}
+	case o.UID == "":
+		return jobgate.Env{JobsWhy: "the object's uid is not known, so its Jobs cannot be told from an earlier object's"}
+	}
+	active, destroyed, lastApply := jobFacts(ownJobs(c.jobIndex.of(o.Ref), o.Ref, o.UID))
+	return jobgate.Env{JobsRead: true, ActiveJob: active, DestroySucceeded: destroyed, LastApplySucceeded: lastApply}
+}
+
+// nsName is a namespaced name.
+type nsName struct{ namespace, name string }
+
+// lookupClusters finds, for each machine or pool of need, its
+// TerraformCluster as CAPTF's LookupCluster does
+// (internal/controllers/shared/dependencies.go, at
+// 0454c6c56e647751e8251185a18712f0d3530c78): the Cluster named by its
+// cluster.x-k8s.io/cluster-name label, that Cluster's
+// spec.infrastructureRef, the TerraformCluster it names; when the
+// Cluster is gone, the only TerraformCluster labelled with its name
+// (lookupOrphanedCluster). What cannot be read is said in the result and
+// in one warning.
+func (i *Inspector) lookupClusters(ctx context.Context, namespace string, need []*Facts, objs map[*Facts]*unstructured.Unstructured) (map[*Facts]jobgate.Cluster, []string) {
+	out := map[*Facts]jobgate.Cluster{}
+	if i.Dynamic == nil {
+		for _, f := range need {
+			out[f] = jobgate.Cluster{Why: "the plugin has no client to read it with"}
+		}
+		return out, nil
+	}
+	want := map[*Facts]nsName{}
+	var names []nsName
+	for _, f := range need {
+		u := objs[f]
+		name := u.GetLabels()[jobgate.ClusterNameLabel]
+		if name == "" {
+			out[f] = jobgate.Cluster{Read: true, Why: "it has no " + jobgate.ClusterNameLabel + " label"}
+			continue
+		}
+		k := nsName{u.GetNamespace(), name}
+		if _, dup := indexOf(names, k); !dup {
+			names = append(names, k)
+		}
+		want[f] = k
+	}
+	if len(names) == 0 {
+		return out, nil
+	}
+	clusters := i.readNamed(ctx, namespace, ClusterGVR, "clusters."+jobgate.CAPIGroup, names)
+	// The TerraformClusters to read: by name, or by label for a gone Cluster.
+	tcs := map[nsName]string{}
+	var byName, byLabel []nsName
+	for _, k := range names {
+		r := clusters[k]
+		if r.err != nil || r.obj == nil {
+			if r.err == nil {
+				byLabel = append(byLabel, k)
+			}
+			continue
+		}
+		g, kind, name := infrastructureRef(r.obj)
+		switch {
+		case name == "":
+			tcs[k] = "Cluster " + k.name + "'s spec.infrastructureRef names no object yet"
+		case g != object.Group || kind != object.TerraformCluster.Name:
+			tcs[k] = fmt.Sprintf("Cluster %s uses infrastructure %s %s, not a TerraformCluster", k.name, g, kind)
+		default:
+			if _, dup := indexOf(byName, nsName{k.namespace, name}); !dup {
+				byName = append(byName, nsName{k.namespace, name})
+			}
+		}
+	}
+	named, labelled, tcErr := i.readTerraformClusters(ctx, namespace, byName, byLabel)
+	var errs []error
+	for f, k := range want {
+		r := clusters[k]
+		switch {
+		case r.err != nil:
+			errs = append(errs, r.err)
+			out[f] = jobgate.Cluster{Why: "Cluster " + k.name + " could not be read: " + short(r.err)}
+		case r.obj == nil:
+			// lookupOrphanedCluster.
+			switch l := labelled[k]; {
+			case tcErr != nil:
+				errs = append(errs, tcErr)
+				out[f] = jobgate.Cluster{Why: "Cluster " + k.name + " is gone and the TerraformClusters labelled with its name could not be listed: " + short(tcErr)}
+			case len(l) == 1:
+				out[f] = jobgate.Cluster{Read: true, Object: l[0], Why: fmt.Sprintf("Cluster %s is gone; terraformcluster/%s is the only TerraformCluster labelled %s=%s", k.name, l[0].GetName(), jobgate.ClusterNameLabel, k.name)}
+			default:
+				out[f] = jobgate.Cluster{Read: true, Why: fmt.Sprintf("Cluster %s is gone and %d TerraformClusters are labelled %s=%s", k.name, len(l), jobgate.ClusterNameLabel, k.name)}
+			}
+		default:
+			if why, ok := tcs[k]; ok {
+				cl := jobgate.Cluster{Read: true, Why: why}
+				if strings.Contains(why, "not a TerraformCluster") {
+					cl.NotTerraform = why
+				}
+				out[f] = cl
+				continue
+			}
+			_, _, name := infrastructureRef(r.obj)
+			switch tc := named[nsName{k.namespace, name}]; {
+			case tcErr != nil:
+				errs = append(errs, tcErr)
+				out[f] = jobgate.Cluster{Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, could not be read: " + short(tcErr)}
+			case tc == nil:
+				out[f] = jobgate.Cluster{Read: true, Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, does not exist"}
+			default:
+				out[f] = jobgate.Cluster{Read: true, Object: tc, Why: "terraformcluster/" + name + " is Cluster " + k.name + "'s infrastructureRef"}
+			}
+		}
+	}
+	if err := firstError(errs); err != nil {
+		return out, []string{err.Error() + "; what TerraformMachines and TerraformMachinePools inherit from their TerraformCluster is shown as unknown"}
+	}
+	return out, nil
+}
+
+// read is one object read by name: the object, nil when it does not
+// exist, or the error.
+type read struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+// readNamed reads the objects of names, by name for up to gateGets of
+// them, concurrently, else in one list of the resource in scope.
+func (i *Inspector) readNamed(ctx context.Context, namespace string, gvr schema.GroupVersionResource, resource string, names []nsName) map[nsName]read {
+	out := map[nsName]read{}
+	if len(names) <= gateGets {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, k := range names {
+			wg.Go(func() {
+				u, err := i.Dynamic.Resource(gvr).Namespace(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+				var r read
+				switch {
+				case notFoundObject(err, k.name):
+				case err != nil:
+					r.err = readError("get", resource, k.namespace, err)
+				default:
+					r.obj = u
+				}
+				mu.Lock()
+				out[k] = r
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	all, err := i.listFull(ctx, gvr, namespace, "")
+	for _, k := range names {
+		if err != nil {
+			out[k] = read{err: readError("list", resource, namespace, err)}
+			continue
+		}
+		out[k] = read{obj: all[k]}
+	}
+	return out
+}
+
+// readTerraformClusters reads the TerraformClusters of byName, and those
+// labelled with each cluster name of byLabel: by name and by label for up
+// to gateGets of them in all, else in one list of the kind in scope.
+func (i *Inspector) readTerraformClusters(ctx context.Context, namespace string, byName, byLabel []nsName) (map[nsName]*unstructured.Unstructured, map[nsName][]*unstructured.Unstructured, error) {
+	named, labelled := map[nsName]*unstructured.Unstructured{}, map[nsName][]*unstructured.Unstructured{}
+	if len(byName)+len(byLabel) == 0 {
+		return named, labelled, nil
+	}
+	gvr := object.TerraformCluster.GVR()
+	resource := object.TerraformCluster.Resource + "." + object.Group
+	if len(byName)+len(byLabel) > gateGets {
+		all, err := i.listFull(ctx, gvr, namespace, "")
+		if err != nil {
+			return nil, nil, readError("list", resource, namespace, err)
+		}
+		for _, k := range byName {
+			named[k] = all[k]
+		}
+		for k, u := range all {
+			if c := u.GetLabels()[jobgate.ClusterNameLabel]; c != "" {
+				key := nsName{k.namespace, c}
+				labelled[key] = append(labelled[key], u)
+			}
+		}
+		return named, labelled, nil
+	}
+	for k, r := range i.readNamed(ctx, namespace, gvr, resource, byName) {
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		named[k] = r.obj
+	}
+	for _, k := range byLabel {
+		l, err := i.Dynamic.Resource(gvr).Namespace(k.namespace).List(ctx, metav1.ListOptions{LabelSelector: jobgate.ClusterNameLabel + "=" + k.name})
+		if err != nil {
+			return nil, nil, readError("list", resource, k.namespace, err)
+		}
+		for n := range l.Items {
+			labelled[k] = append(labelled[k], &l.Items[n])
+		}
+	}
+	return named, labelled, nil
+}
+
+// listFull lists a resource in full in scope, by namespace and name.
+func (i *Inspector) listFull(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) (map[nsName]*unstructured.Unstructured, error) {
+	out := map[nsName]*unstructured.Unstructured{}
+	res := i.Dynamic.Resource(gvr).Namespace(namespace)
+	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		return res.List(ctx, o)
+	}, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error {
+		u := o.(*unstructured.Unstructured)
+		out[nsName{u.GetNamespace(), u.GetName()}] = u
+		return nil
+	})
+	return out, err
+}
+
+// infrastructureRef reads a Cluster's spec.infrastructureRef: its group
+// (v1beta2's apiGroup, or the group of an apiVersion), kind and name.
+func infrastructureRef(u *unstructured.Unstructured) (group, kind, name string) {
+	ref, _, _ := unstructured.NestedMap(u.Object, "spec", "infrastructureRef")
+	s := func(k string) string { v, _ := ref[k].(string); return v }
+	group = s("apiGroup")
+	if group == "" {
+		if gv, err := schema.ParseGroupVersion(s("apiVersion")); err == nil {
+			group = gv.Group
+		}
+	}
+	return group, s("kind"), s("name")
+}
+
+// notFoundObject is whether err says that object name does not exist, as
+// opposed to its resource not being served, which also answers 404.
+func notFoundObject(err error, name string) bool {
+	var s apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !asStatus(err, &s) {
+		return false
+	}
+	d := s.Status().Details
+	return d != nil && d.Name == name
+}
+
+func asStatus(err error, s *apierrors.APIStatus) bool { return errors.As(err, s) }
+
+// short is an error's reason as the API server gives it (Forbidden,
+// NotFound, …), or its message.
+func short(err error) string {
+	if r := apierrors.ReasonForError(err); r != metav1.StatusReasonUnknown {
+		return string(r)
+	}
+	return err.Error()
+}
+
+// stateRead is whether one object's state Secret exists.
+type stateRead struct {
+	presence jobgate.Presence
+	why      string
+}
+
+// readStates says, for each "<namespace>/<suffix>" of keys, whether its
+// state Secret tfstate-default-<suffix> exists, from the Secrets'
+// metadata only (never their data): by the backend's
+// tfstateSecretSuffix label for up to gateGets of them, else in one list
+// of the backend's Secrets (tfstate=true) in scope. Without the right to
+// list Secrets, each is Unread: no warning, as the read-only role does
+// not grant it (docs/rbac.md).
+func (i *Inspector) readStates(ctx context.Context, namespace string, keys []string) map[string]stateRead {
+	out := map[string]stateRead{}
+	if len(keys) == 0 || i.Metadata == nil {
+		return out
+	}
+	found := map[string]bool{}
+	list := func(ns, selector string) error {
+		l, err := i.Metadata.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		for _, s := range l.Items {
+			found[s.Namespace+"/"+s.Name] = true
+		}
+		return nil
+	}
+	var err error
+	if len(keys) > gateGets {
+		err = list(namespace, "tfstate=true")
+	} else {
+		for _, k := range keys {
+			ns, suffix, _ := strings.Cut(k, "/")
+			if err = list(ns, LabelSecretSuffix+"="+suffix); err != nil {
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		ns, suffix, _ := strings.Cut(k, "/")
+		switch {
+		case err != nil:
+			out[k] = stateRead{why: "its Secrets' metadata could not be listed: " + short(err)}
+		case found[ns+"/"+object.StateSecretName(object.DefaultWorkspace, suffix)]:
+			out[k] = stateRead{presence: jobgate.Present}
+		default:
+			out[k] = stateRead{presence: jobgate.Absent}
+		}
+	}
+	return out
+}
+
+func indexOf(l []nsName, k nsName) (int, bool) {
+	for n, x := range l {
+		if x == k {
+			return n, true
+		}
+	}
+	return -1, false
+}
