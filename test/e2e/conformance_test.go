@@ -103,6 +103,24 @@ type cfRow struct {
 	explain bool
 	// check adds assertions of the case's own.
 	check func(t *testing.T, kubeconfig string, l v1alpha1.Lock)
+
+	// The rows of issue 19 (conformance19_test.go) also state:
+	// setup makes the row's objects in full (spec, labels, annotations,
+	// status, deletion), CAPI Clusters, Jobs and Secrets, before the
+	// Leases are written.
+	setup func(t *testing.T, ns string)
+	// active is the activeJob of the lock, in locks and explain ("" none).
+	active string
+	// deletes is captfDeletesLease.path ("" for null), certain its certain.
+	deletes string
+	certain bool
+	// says are in the reason; action are in explain's controllerAction,
+	// notAction are not.
+	says, action, notAction []string
+	// disagrees, when not 0, runs explain and requires a disagreement: 1
+	// one CAPTF acts on at its next reconcile, 2 one that waits (the
+	// reconcile is quiet).
+	disagrees int
 }
 
 func cfRef(k object.Kind, ns, name string) *object.Ref {
@@ -577,7 +595,7 @@ func conformanceRows() []cfRow {
 			},
 		})
 	}
-	return rows
+	return append(rows, issue19Rows()...)
 }
 
 // TestConformance replays CAPTF's own test cases of the stale-lock rules
@@ -601,6 +619,9 @@ func cfSetUp(t *testing.T, c cfRow) {
 	ctx := context.Background()
 	if err := admin.Namespace(ctx, c.ns); err != nil {
 		t.Fatal(err)
+	}
+	if c.setup != nil {
+		c.setup(t, c.ns)
 	}
 	for _, r := range c.objects {
 		if err := admin.Object(ctx, r); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -717,13 +738,50 @@ func cfAssert(t *testing.T, c cfRow) {
 			t.Errorf("%s\n  holder %+v, want host %s (own pod %v)", c.cite, l.Holder, c.host, own)
 		}
 	}
-	if c.explain {
+	if l.ActiveJob != c.active {
+		t.Errorf("%s\n  activeJob %q, want %q", c.cite, l.ActiveJob, c.active)
+	}
+	switch d := l.CAPTFDeletesLease; {
+	case c.deletes == "" && d != nil:
+		t.Errorf("%s\n  captfDeletesLease %+v, want null", c.cite, *d)
+	case c.deletes != "" && (d == nil || d.Path != c.deletes || d.Certain != c.certain || d.When == "" || d.Why == ""):
+		t.Errorf("%s\n  captfDeletesLease %+v, want path %s (certain %v)", c.cite, d, c.deletes, c.certain)
+	}
+	for _, s := range c.says {
+		if !strings.Contains(l.Reason, s) {
+			t.Errorf("%s\n  the reason %q\n  lacks %q", c.cite, l.Reason, s)
+		}
+	}
+	if c.explain || len(c.action) > 0 || len(c.notAction) > 0 || c.disagrees != 0 {
 		x := explainJSONIn(t, c.ns, "lease/"+c.lease)
 		if x.Verdict != l.Verdict || x.Reason != l.Reason || x.CAPTFClears != l.CAPTFClears {
 			t.Errorf("%s\n  explain lease/%s: %s (clears %v) %q\n  locks: %s (clears %v) %q", c.cite, c.lease, x.Verdict, x.CAPTFClears, x.Reason, l.Verdict, l.CAPTFClears, l.Reason)
 		}
 		if (c.owner == nil) != (x.Object == nil) || (x.Object != nil && x.Object.Name != c.owner.Name) {
 			t.Errorf("%s\n  explain attributes it to %+v", c.cite, x.Object)
+		}
+		if (x.CAPTFDeletesLease == nil) != (l.CAPTFDeletesLease == nil) || (x.CAPTFDeletesLease != nil && *x.CAPTFDeletesLease != *l.CAPTFDeletesLease) {
+			t.Errorf("%s\n  explain captfDeletesLease %+v, locks %+v", c.cite, x.CAPTFDeletesLease, l.CAPTFDeletesLease)
+		}
+		if j := x.Context.ActiveJob; (j == nil) != (c.active == "") || (j != nil && (j.Name != c.active || j.From != "jobs")) {
+			t.Errorf("%s\n  explain's active Job %+v, want %q", c.cite, j, c.active)
+		}
+		for _, s := range c.action {
+			if !strings.Contains(x.ControllerAction, s) {
+				t.Errorf("%s\n  explain's action %q\n  lacks %q", c.cite, x.ControllerAction, s)
+			}
+		}
+		for _, s := range c.notAction {
+			if strings.Contains(x.ControllerAction, s) {
+				t.Errorf("%s\n  explain's action %q\n  says %q", c.cite, x.ControllerAction, s)
+			}
+		}
+		waits := strings.Contains(x.Disagreement, "so that reconcile waits")
+		switch {
+		case c.disagrees == 1 && (x.Disagreement == "" || waits):
+			t.Errorf("%s\n  disagreement %q, want one CAPTF acts on at its next reconcile", c.cite, x.Disagreement)
+		case c.disagrees == 2 && !waits:
+			t.Errorf("%s\n  disagreement %q, want one that waits", c.cite, x.Disagreement)
 		}
 	}
 	if c.check != nil {

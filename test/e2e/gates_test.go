@@ -12,10 +12,11 @@ import (
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
-// A stale lock clears only with a Job CAPTF starts. Where no Job starts
-// (a paused object, a paused Cluster, a Retain deletion) the table, the
-// JSON and explain say CAPTF will not clear it, and why; an object with
-// nothing in the way still gets "CAPTF clears it".
+// A stale lock clears with a Job CAPTF starts. Where no Job starts (a
+// paused object, a paused Cluster) the table, the JSON and explain say
+// CAPTF will not clear it, and why; under a Retain deletion no Job starts
+// either, but CAPTF deletes the Lease itself, and all three say so; an
+// object with nothing in the way still gets "CAPTF clears it".
 func TestGatesKeepStaleLocks(t *testing.T) {
 	ctx := context.Background()
 	ns := "gates"
@@ -47,7 +48,6 @@ func TestGatesKeepStaleLocks(t *testing.T) {
 	want := map[string]string{
 		"paused":         "the object is paused (annotation cluster.x-k8s.io/paused)",
 		"paused-cluster": "the object is paused (condition Paused: True/Paused)",
-		"retain":         "the object is being deleted under deletionPolicy Retain: no Job starts",
 	}
 	list := locksJSON(t, kc)
 	byObject := map[string]v1alpha1.Lock{}
@@ -56,13 +56,13 @@ func TestGatesKeepStaleLocks(t *testing.T) {
 			byObject[l.Object.Name] = l
 		}
 	}
-	if l := byObject[open.Name]; l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF clears it with the object's next Job") {
+	if l := byObject[open.Name]; l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF clears it with the object's next Job") || l.CAPTFDeletesLease != nil {
 		t.Errorf("open: %s %v %q", l.Verdict, l.CAPTFClears, l.Reason)
 	}
 	table := captf(t, kc, "locks", "-o", "wide")
 	for name, why := range want {
 		l := byObject[name]
-		if l.Verdict != v1alpha1.Stale || l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF will not clear it: "+why) {
+		if l.Verdict != v1alpha1.Stale || l.CAPTFClears || !strings.Contains(l.Reason, "CAPTF will not clear it: "+why) || l.CAPTFDeletesLease != nil {
 			t.Errorf("%s: %s captfClears=%v %q", name, l.Verdict, l.CAPTFClears, l.Reason)
 		}
 		if !strings.Contains(rowLine(table.out, "terraformcluster/"+name), "CAPTF will not clear it: "+why) {
@@ -72,6 +72,26 @@ func TestGatesKeepStaleLocks(t *testing.T) {
 		if x.CAPTFClears || !strings.HasPrefix(x.ControllerAction, "Nothing: ") || !strings.Contains(x.ControllerAction, why) {
 			t.Errorf("%s: explain captfClears=%v, action %q", name, x.CAPTFClears, x.ControllerAction)
 		}
+	}
+	// Under Retain no Job starts, but CAPTF's Retain deletes the Lease
+	// itself: the lock does not stay (retain.go Retain, state.DeleteLock).
+	l := byObject[retain.Name]
+	const why = "the object is being deleted under deletionPolicy Retain (spec.deletionPolicy): no Job starts"
+	if l.Verdict != v1alpha1.Stale || l.CAPTFClears || !strings.Contains(l.Reason, "no Job of CAPTF's force-unlocks it: "+why) ||
+		!strings.Contains(l.Reason, "CAPTF deletes this lock Lease itself") || l.CAPTFDeletesLease == nil || l.CAPTFDeletesLease.Path != "Retain" || !l.CAPTFDeletesLease.Certain {
+		t.Errorf("retain: %s captfClears=%v %+v %q", l.Verdict, l.CAPTFClears, l.CAPTFDeletesLease, l.Reason)
+	}
+	if !strings.Contains(rowLine(table.out, "terraformcluster/retain"), "CAPTF deletes this lock Lease itself") {
+		t.Errorf("retain: table row lacks the deletion:\n%s", table.out)
+	}
+	x := explainJSON(t, "terraformcluster/retain", "-n", ns)
+	if x.CAPTFClears || !strings.HasPrefix(x.ControllerAction, "No Job: "+why) || strings.Contains(x.ControllerAction, "stays") ||
+		x.CAPTFDeletesLease == nil || *x.CAPTFDeletesLease != *l.CAPTFDeletesLease {
+		t.Errorf("retain: explain captfClears=%v %+v, action %q", x.CAPTFClears, x.CAPTFDeletesLease, x.ControllerAction)
+	}
+	out := flat(explainText(t, "terraformcluster/retain", "-n", ns))
+	if !strings.Contains(out, "What CAPTF does next: No Job: "+why) || !strings.Contains(out, "its own unlock then fails (the Lease is not found)") {
+		t.Errorf("retain: human output:\n%s", out)
 	}
 }
 

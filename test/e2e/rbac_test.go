@@ -100,3 +100,49 @@ func TestRBACNoPodsIsAnError(t *testing.T) {
 		t.Errorf("exit %d, err %q", res.code, res.err)
 	}
 }
+
+// Without Cluster API's Clusters, the TerraformCluster a machine inherits
+// from cannot be found as CAPTF finds it: one warning, and the machine's
+// stale lock says "if a Job starts", never "clears".
+func TestRBACClustersUnreadable(t *testing.T) {
+	ctx := context.Background()
+	ns := "rbac-clusters"
+	if err := admin.CAPICluster(ctx, ns, "prod", "prod"); err != nil {
+		t.Fatal(err)
+	}
+	prod := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "prod"}
+	if err := admin.Seed(ctx, prod, testbed.Seeded{}); err != nil {
+		t.Fatal(err)
+	}
+	web := object.Ref{Kind: object.TerraformMachine, Namespace: ns, Name: "web"}
+	if err := admin.Seed(ctx, web, testbed.Seeded{Labels: map[string]string{testbed.ClusterNameLabel: "prod"}}); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, web, "12121212-0000-0000-0000-000000000000", "root@captf-m-web-apply-a1-d72d2a-x7k2p", nil)
+	grant(t, ns, testbed.Viewer, read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
+		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"))
+	kc, err := bed.KubeconfigFor(testbed.Viewer, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := captf(t, kc, "locks", "-o", "json")
+	if res.code != 0 || strings.Count(res.err, "\n") != 1 || !strings.Contains(res.err, "cannot get clusters.cluster.x-k8s.io") ||
+		!strings.Contains(res.err, "what TerraformMachines and TerraformMachinePools inherit from their TerraformCluster is shown as unknown") {
+		t.Fatalf("exit %d, warnings:\n%s", res.code, res.err)
+	}
+	list := locksJSONFrom(t, res.out)
+	if len(list.Items) != 1 {
+		t.Fatalf("%d locks", len(list.Items))
+	}
+	l := list.Items[0]
+	if l.Verdict != v1alpha1.Stale || l.CAPTFClears || !strings.Contains(l.Reason, "if a Job starts") || !strings.Contains(l.Reason, "could not be read") {
+		t.Errorf("%s clears=%v %q", l.Verdict, l.CAPTFClears, l.Reason)
+	}
+	// With them, the same lock clears with its next drift Job.
+	grant(t, ns, testbed.Viewer, read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
+		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"), read("cluster.x-k8s.io", "clusters"))
+	res = captf(t, kc, "locks", "-o", "json")
+	if l := locksJSONFrom(t, res.out).Items[0]; res.err != "" || !l.CAPTFClears {
+		t.Errorf("with clusters: %q clears=%v %q", res.err, l.CAPTFClears, l.Reason)
+	}
+}

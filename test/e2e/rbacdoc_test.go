@@ -65,6 +65,34 @@ func TestDocumentedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	syntheticLock(t, r, "99999999-aaaa-bbbb-cccc-dddddddddddd", "root@captf-c-demo-apply-a1-d72d2a-x7k2p", nil)
+	// A machine that inherits drift 0 from its TerraformCluster, found
+	// through its CAPI Cluster: the viewer reads both, without a warning.
+	prod := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "prod"}
+	if err := admin.Seed(ctx, prod, testbed.Seeded{Spec: map[string]any{"defaults": map[string]any{"drift": map[string]any{"intervalSeconds": int64(0)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.CAPICluster(ctx, ns, "prod", "prod"); err != nil {
+		t.Fatal(err)
+	}
+	web := object.Ref{Kind: object.TerraformMachine, Namespace: ns, Name: "web"}
+	if err := admin.Seed(ctx, web, testbed.Seeded{Labels: map[string]string{testbed.ClusterNameLabel: "prod"}, Status: map[string]any{"initialization": map[string]any{"provisioned": true}}}); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, web, "99999999-aaaa-bbbb-cccc-eeeeeeeeeeee", "root@captf-m-web-apply-a1-d72d2a-x7k2p", nil)
+	// A deleting object: whether its state exists needs Secrets' metadata.
+	gone := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "gone"}
+	if err := admin.Seed(ctx, gone, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Delete: []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, gone, "99999999-aaaa-bbbb-cccc-ffffffffffff", "root@captf-c-gone-apply-a1-d72d2a-x7k2p", nil)
+	reasonOf := func(kc string, obj object.Ref) string {
+		for _, l := range locksJSON(t, kc).Items {
+			if l.Object != nil && l.Object.Name == obj.Name && l.Object.Kind == obj.Kind.Name {
+				return l.Reason
+			}
+		}
+		return ""
+	}
 	bindClusterRole(t, ns, user, "captf-locks-viewer")
 	kc, err := bed.KubeconfigFor(user, ns)
 	if err != nil {
@@ -74,6 +102,12 @@ func TestDocumentedRBAC(t *testing.T) {
 
 	if res := captf(t, kc, "locks", "-o", "wide"); res.code != 0 || res.err != "" || !regexp.MustCompile(`terraformcluster/demo +Stale`).MatchString(res.out) {
 		t.Errorf("locks as viewer: exit %d %q\n%s", res.code, res.err, res.out)
+	}
+	if why := reasonOf(kc, web); !strings.Contains(why, "no Job is due") || !strings.Contains(why, "terraformcluster/prod spec.defaults.drift.intervalSeconds") {
+		t.Errorf("as viewer, the machine's inherited drift: %q", why)
+	}
+	if why := reasonOf(kc, gone); !strings.Contains(why, "whether its state Secret exists could not be read (its Secrets' metadata could not be listed: Forbidden)") {
+		t.Errorf("as viewer, the deleting object's state: %q", why)
 	}
 	res := captf(t, kc, "explain", "terraformcluster/demo")
 	if res.code != 0 || !strings.Contains(flat(res.out), "Verdict: Stale") || !strings.Contains(flat(res.out), "Unreadable: state Secrets:") {
@@ -87,6 +121,9 @@ func TestDocumentedRBAC(t *testing.T) {
 	bindClusterRole(t, ns, user, "captf-state-secret-names")
 	if res := captf(t, kc, "explain", "terraformcluster/demo"); res.code != 0 || strings.Contains(res.out, "Unreadable") {
 		t.Errorf("explain with secret names: %s", res.out)
+	}
+	if why := reasonOf(kc, gone); !strings.Contains(why, "it has no state Secret") {
+		t.Errorf("with secret names, the deleting object's state: %q", why)
 	}
 	bindClusterRole(t, ns, user, "captf-locks-unlocker")
 	res = captf(t, kc, "unlock", "terraformcluster/demo", "--confirm", "--reconcile")

@@ -67,12 +67,22 @@ func (cs *Clients) ObjectWithSpec(ctx context.Context, r object.Ref, spec map[st
 		"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace},
 		"spec":     s,
 	}}
-	// Cluster API sets an owner on every infrastructure object; without
-	// one CAPTF waits for it and starts no Job. No garbage collector runs
-	// in the test-bed, so the owner need not exist.
-	u.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: "Cluster", Name: "cluster", UID: "00000000-0000-0000-0000-00000000c1a5"}})
+	// Cluster API sets an owner on every infrastructure object, of the
+	// kind CAPTF looks for (OwnerRef): without one CAPTF waits for it and
+	// starts no Job. No garbage collector runs in the test-bed, so the
+	// owner need not exist.
+	u.SetOwnerReferences([]metav1.OwnerReference{OwnerRef(r.Kind)})
 	_, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Create(ctx, u, metav1.CreateOptions{})
 	return err
+}
+
+// OwnerRef is the owner reference Cluster API sets on an object of kind k:
+// a Cluster for a TerraformCluster, a Machine for a TerraformMachine, a
+// MachinePool for a TerraformMachinePool (the kinds CAPTF's owner lookup
+// follows).
+func OwnerRef(k object.Kind) metav1.OwnerReference {
+	kind := map[string]string{"TerraformCluster": "Cluster", "TerraformMachine": "Machine", "TerraformMachinePool": "MachinePool"}[k.Name]
+	return metav1.OwnerReference{APIVersion: "cluster.x-k8s.io/v1beta1", Kind: kind, Name: "cluster", UID: "00000000-0000-0000-0000-00000000c1a5"}
 }
 
 // PatchObject merge-patches a CAPTF object (not its status), for example
