@@ -116,6 +116,7 @@ func FuzzJSONItems(f *testing.F) {
 		` { "items" : [ { "metadata" : { "name" : "a" , "name" : "b" } } ] } `, `{"items":[1]}`, `{"items":[{]}`, `[]`, ``,
 		"{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[null]}`, `{"items":[{"a":"\\\\"},{"b":"x\\\""}],"metadata":{"continue":"\\"}}`,
 		`{"metadata":{"continue":"t"},"metadata":{}}`, `{"items":[{"metadata":{"name":"a"},"metadata":{"namespace":"n"}}]}`,
+		`{"items":[{"metadata":{"name":"a","deletionTimestamp":"2026-12-01T00:00:00Z"}},{"metadata":{"name":"b","deletionTimestamp":null}},{"metadata":{"deletionTimestamp":"x","deletionTimestamp":"y"}}]}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -260,3 +260,24 @@ func TestJobFacts(t *testing.T) {
 		t.Error("a succeeded destroy is not seen")
 	}
 }
+
+// A lock no Job clears but whose Lease CAPTF deletes is never said to
+// stay: the reason says no Job clears it, then the deletion.
+func TestNeverIsNotSaidWhereCAPTFDeletesTheLease(t *testing.T) {
+	now := metav1.NewTime(created)
+	u := full(demo, nil)
+	u.SetDeletionTimestamp(&now)
+	_ = unstructured.SetNestedField(u.Object, "Retain", "spec", "deletionPolicy")
+	for _, l := range []runtime.Object{
+		lease(demo, ptr("other-id"), ptr(lockInfo(lockID, "root@"+demoPod))), // ID mismatch
+		held(demo, "alice@laptop"),                                   // Foreign
+		lease(demo, ptr(lockID), nil),                                // Unknown: no lock info
+		lease(demo, ptr(""), ptr(lockInfo(lockID, "root@"+demoPod))), // Unknown: empty holderIdentity
+	} {
+		r := newClusterFull([]runtime.Object{l}, u.DeepCopy()).only(t)
+		if r.Decision.DeletesLease == nil || strings.Contains(r.Decision.Reason, "never clears") || strings.Contains(r.Decision.Reason, "nothing clears it") ||
+			!strings.Contains(r.Decision.Reason, "CAPTF deletes this lock Lease itself") {
+			t.Errorf("%s: %q", r.Decision.Verdict, r.Decision.Reason)
+		}
+	}
+}
