@@ -98,9 +98,15 @@ holder, the CAPTF object it belongs to, and a verdict by CAPTF's own rules:
   Live      held by one of the object's own runner pods, which is alive
   Stale     held by one of the object's own runner pods, which is gone or
             finished; CAPTF clears it with the object's next Job
-  Foreign   held by anyone else (a workstation, another object's pod);
-            CAPTF never clears it
-  Unknown   held, but the holder cannot be identified; CAPTF never clears it
+  Foreign   held by anyone else (a workstation, another object's pod); no
+            Job of CAPTF's clears it
+  Unknown   held, but the holder cannot be identified; no Job of CAPTF's
+            clears it
+
+On some deletions CAPTF deletes the lock Lease itself, whoever holds it
+(deletionPolicy Retain, an externally managed object, the cleanup after a
+destroy or of an object without state): -o wide's reason and the JSON field
+captfDeletesLease say when.
 
 --older-than keeps only the held locks whose lock info says they were created
 longer ago than the duration. A held lock whose creation time cannot be read

@@ -55,6 +55,10 @@ func newWorld(ns string) *world {
 	return &world{ns: ns, objects: map[string]*unstructured.Unstructured{}}
 }
 
+// capiOwner is the Cluster API kind that owns each CAPTF kind, as CAPI
+// sets it and as CAPTF's preamble requires.
+var capiOwner = map[object.Kind]string{object.TerraformCluster: "Cluster", object.TerraformMachine: "Machine", object.TerraformMachinePool: "MachinePool"}
+
 // object adds a CAPTF object, owned by a Cluster API object as CAPI sets.
 func (w *world) object(k object.Kind, name string) object.Ref {
 	r := object.Ref{Kind: k, Namespace: w.ns, Name: name}
@@ -64,7 +68,7 @@ func (w *world) object(k object.Kind, name string) object.Ref {
 		"apiVersion": gv, "kind": k.Name,
 		"metadata": map[string]any{
 			"name": name, "namespace": w.ns, "uid": "uid-" + name,
-			"ownerReferences": []any{map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster", "name": "prod", "uid": "uid-prod"}},
+			"ownerReferences": []any{map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": capiOwner[k], "name": "prod", "uid": "uid-prod"}},
 		},
 	}}
 	w.objects["/namespaces/"+w.ns+"/"+k.Resource+"/"+name] = u

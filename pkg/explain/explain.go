@@ -85,8 +85,9 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	if x.Disagreement = disagreement(x, r, ref, gate); x.Disagreement != "" {
 		// Clearing a Lease does not make CAPTF reconcile; the command that
 		// does is advice like any other.
-		x.Advice = append(x.Advice, advice.Run("the object's condition is out of date until CAPTF reconciles it; to trigger that now:", e.Advice.Reconcile(ref.String(), ref.Namespace, e.now())))
+		x.Advice = append(x.Advice, advice.Run("the condition of the object is out of date until CAPTF reconciles it. To trigger that now:", e.Advice.Reconcile(ref.String(), ref.Namespace, e.now())))
 	}
+	x.Advice = e.Advice.Finish(x.Advice)
 	return x, warnings, nil
 }
 
@@ -108,34 +109,39 @@ func activeStep(job *v1alpha1.ActiveJob) v1alpha1.Step {
 }
 
 // advice lists the commands that fix or investigate the lock, each with
-// the comment that says when to run it.
+// the comment that says when to run it. Every unlock it prints names the
+// current lock ID, Stale included: pasted against another lock, another
+// cluster's say, it is refused. Comments hold no character a shell acts
+// on: zsh runs a pasted "# ..." line as a command.
 func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 	ns, b := t.Namespace, e.Advice
-	id := r.Facts.Lease.UnlockID()
+	withID := advice.Guard{ID: r.Facts.Lease.UnlockID(), IDGiven: true}
 	switch r.Decision.Verdict {
 	case v1alpha1.Unlocked:
 		return []v1alpha1.Advice{}
 	case v1alpha1.Stale:
 		comment := ""
 		if r.Decision.CAPTFClears {
-			comment = "nothing is required: the object's next Job clears it; to clear it now:"
+			comment = "nothing is required, the next Job of the object clears it. To clear it now:"
 		}
-		return []v1alpha1.Advice{advice.Run(comment, b.Unlock(t.Arg, ns, advice.Guard{}, true, false))}
+		return []v1alpha1.Advice{advice.Run(comment, b.Unlock(t.Arg, ns, withID, true, false))}
 	case v1alpha1.Live:
 		p := r.Facts.Pod.Name
+		force := withID
+		force.Force = true
 		return []v1alpha1.Advice{
 			advice.Run("the runner is alive: look at it rather than unlocking", b.Logs(ns, p)),
 			advice.Run("", b.DescribePod(ns, p)),
-			advice.Run("only if it is certainly not writing the state, naming the lock ID you saw:", b.Unlock(t.Arg, ns, advice.Guard{Force: true, ID: id, IDGiven: true}, true, false)),
+			advice.Run("only if it is certainly not writing the state, naming the lock ID you saw:", b.Unlock(t.Arg, ns, force, true, false)),
 		}
 	}
 	const careful = "a foreign holder may be mid-write: make sure the holder shown above has stopped, then:"
 	var out []v1alpha1.Advice
 	if p := r.Facts.Pod; p != nil && p.Exists {
 		out = append(out, advice.Run(careful, b.DescribePod(ns, p.Name)))
-		return append(out, advice.Run("", b.Unlock(t.Arg, ns, advice.Guard{ID: id, IDGiven: true}, true, false)))
+		return append(out, advice.Run("", b.Unlock(t.Arg, ns, withID, true, false)))
 	}
-	return append(out, advice.Run(careful, b.Unlock(t.Arg, ns, advice.Guard{ID: id, IDGiven: true}, true, false)))
+	return append(out, advice.Run(careful, b.Unlock(t.Arg, ns, withID, true, false)))
 }
 
 func (e *Explainer) now() time.Time {

@@ -68,7 +68,7 @@ func step(s v1alpha1.Step) string { return s.Check + " | " + s.Observed + " | " 
 // Explain end to end on fake clients: what a user reads for each kind of
 // lock and of context, including what could not be read.
 func TestExplainOnFakes(t *testing.T) {
-	clears := []string{"# nothing is required: the object's next Job clears it; to clear it now:", "kubectl captf unlock terraformcluster/demo -n default --confirm"}
+	clears := []string{"# nothing is required, the next Job of the object clears it. To clear it now:", "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm"}
 	noJob := "Is a Job of the object active? | no active runner Job | the controller checks the lock"
 	leaseYes := "Does the Lease exist? | lease/" + lockName + " | yes"
 	held := heldBy("root@" + runPod)
@@ -163,7 +163,7 @@ func TestExplainOnFakes(t *testing.T) {
 			name: "named by its Lease only", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
 			target:  func(t *Target) { t.Object, t.Arg = nil, "lease/"+lockName },
 			verdict: v1alpha1.Stale, action: "The next Job it creates for terraformcluster/demo",
-			advice: []string{clears[0], "kubectl captf unlock lease/" + lockName + " -n default --confirm"},
+			advice: []string{clears[0], "kubectl captf unlock lease/" + lockName + " -n default --id '" + holderID + "' --confirm"},
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if o := x.Object; o == nil || o.Name != "demo" || o.Exists == nil || !*o.Exists {
 					t.Errorf("the owner is taken from the lock: %+v", o)
@@ -325,8 +325,8 @@ func TestExplainOnFakes(t *testing.T) {
 			typed:   []runtime.Object{lockLease("default", nil, "", "")},
 			verdict: v1alpha1.Unlocked, action: "Nothing: the lock is free.",
 			advice: []string{
-				"# the object's condition is out of date until CAPTF reconciles it; to trigger that now:",
-				"kubectl annotate terraformcluster/demo -n default " + advice.ReconcileAnnotation + "=2026-12-01T10:00:00Z --overwrite",
+				"# the condition of the object is out of date until CAPTF reconciles it. To trigger that now:",
+				"kubectl annotate terraformcluster/demo -n default '" + advice.ReconcileAnnotation + "=2026-12-01T10:00:00Z' --overwrite",
 			},
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if !strings.HasPrefix(x.Disagreement, "The object's condition says StateLocked, but the lock is free now") {

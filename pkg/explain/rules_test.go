@@ -89,7 +89,7 @@ func TestControllerAction(t *testing.T) {
 // quoted, and comments.
 func TestAdvice(t *testing.T) {
 	const infoID = "bbbbbbbb-0000-0000-0000-000000000000"
-	stale := "kubectl captf unlock terraformcluster/demo -n default --confirm"
+	stale := "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm"
 	foreign := "# a foreign holder may be mid-write: make sure the holder shown above has stopped, then:"
 	own := heldBy("root@" + runPod)
 	for _, c := range []struct {
@@ -98,7 +98,7 @@ func TestAdvice(t *testing.T) {
 		want []string
 	}{
 		{"unlocked", classify(lockLease("default", nil, "", "")), []string{}},
-		{"stale, CAPTF clears it", classify(own), []string{"# nothing is required: the object's next Job clears it; to clear it now:", stale}},
+		{"stale, CAPTF clears it", classify(own), []string{"# nothing is required, the next Job of the object clears it. To clear it now:", stale}},
 		{"stale, CAPTF does not", classify(own, gateIs(&jobgate.Gate{State: jobgate.Closed, Reason: "paused"})), []string{stale}},
 		{"stale, object gone", classify(own, ownerExists(ptr(false))), []string{stale}},
 		{"live", classify(own, podIs(corev1.PodRunning)), []string{
@@ -106,17 +106,17 @@ func TestAdvice(t *testing.T) {
 			"kubectl logs -n default " + runPod,
 			"kubectl describe pod -n default " + runPod,
 			"# only if it is certainly not writing the state, naming the lock ID you saw:",
-			"kubectl captf unlock terraformcluster/demo -n default --force --id " + holderID + " --confirm",
+			"kubectl captf unlock terraformcluster/demo -n default --force --id '" + holderID + "' --confirm",
 		}},
 		{"foreign pod that exists", classify(heldBy("root@web-0"), podIs(corev1.PodRunning)), []string{
-			foreign, "kubectl describe pod -n default web-0", "kubectl captf unlock terraformcluster/demo -n default --id " + holderID + " --confirm",
+			foreign, "kubectl describe pod -n default web-0", "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm",
 		}},
 		{"foreign workstation", classify(heldBy("alice@laptop")), []string{
-			foreign, "kubectl captf unlock terraformcluster/demo -n default --id " + holderID + " --confirm",
+			foreign, "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm",
 		}},
 		// The ID to name is the lock info's where holderIdentity is "".
 		{"unknown, empty holderIdentity", classify(lockLease("default", ptr(""), infoID, "root@"+runPod)), []string{
-			foreign, "kubectl captf unlock terraformcluster/demo -n default --id " + infoID + " --confirm",
+			foreign, "kubectl captf unlock terraformcluster/demo -n default --id '" + infoID + "' --confirm",
 		}},
 		{"an ID that needs quoting", classify(lockLease("default", ptr("a b'c"), "", "")), []string{
 			foreign, `kubectl captf unlock terraformcluster/demo -n default --id 'a b'\''c' --confirm`,

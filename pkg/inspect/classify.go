@@ -195,7 +195,7 @@ func Classify(f Facts) Decision {
 		d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref), err.Error(), "no")
 		reason := fmt.Sprintf("holder host %s is not a runner pod of %s", l.Host, ref)
 		if f.Pod != nil && f.Pod.Exists {
-			reason += fmt.Sprintf(" (pod %s exists, %s)", f.Pod.Name, f.Pod.State())
+			reason += fmt.Sprintf(" (that pod exists, %s)", f.Pod.State())
 		}
 		return d.done(f, v1alpha1.Foreign, reason+"; "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}

@@ -50,7 +50,7 @@ func TestLockOneReportsAnyHolderPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, *r, v1alpha1.Foreign, "pod tf-debug exists, Running")
+	want(t, *r, v1alpha1.Foreign, "(that pod exists, Running)")
 }
 
 // A host that cannot be a pod name is never sent as a request path.

@@ -258,7 +258,7 @@ func (o *Outcome) API() v1alpha1.UnlockResult {
 	if o.Result.Facts.Lease.Name != "" {
 		l := o.Result.Lock()
 		out = v1alpha1.UnlockResult{
-			ObjectMeta: l.ObjectMeta, Object: l.Object, Verdict: l.Verdict, Reason: l.Reason,
+			ObjectMeta: l.ObjectMeta, Object: l.Object, Verdict: l.Verdict, Reason: l.Reason, CAPTFDeletesLease: l.CAPTFDeletesLease,
 			Lock: l.Lock, Holder: l.Holder,
 		}
 	} else {

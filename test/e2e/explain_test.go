@@ -137,7 +137,7 @@ func TestExplainPhases(t *testing.T) {
 func TestExplainForeignAndUnknown(t *testing.T) {
 	seedVerdicts(t)
 	x := explainJSON(t, "terraformmachine/workstation")
-	if x.Verdict != v1alpha1.Foreign || !strings.Contains(x.ControllerAction, "never unlocks it") ||
+	if x.Verdict != v1alpha1.Foreign || !strings.Contains(x.ControllerAction, "never unlocks it through a Job") ||
 		x.Advice[len(x.Advice)-1].Command != "kubectl captf "+conn(t, verdictsNS)+" unlock terraformmachine/workstation -n verdicts --id '"+x.Lock.ID+"' --confirm" {
 		t.Errorf("workstation: %s %q %q", x.Verdict, x.ControllerAction, x.Advice)
 	}

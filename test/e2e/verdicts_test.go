@@ -160,7 +160,7 @@ func seed(ctx context.Context) error {
 			}},
 		// Another object's runner pod (web-1's on web's lock), alive.
 		{expectation{ref: ref(object.TerraformMachine, "web"), verdict: v1alpha1.Foreign,
-			reason: "holder host captf-m-web-1-apply-a1-d72d2a-x7k2p is not a runner pod of terraformmachine/web (pod captf-m-web-1-apply-a1-d72d2a-x7k2p exists, Running)",
+			reason: "holder host captf-m-web-1-apply-a1-d72d2a-x7k2p is not a runner pod of terraformmachine/web (that pod exists, Running)",
 			holder: "captf-m-web-1-apply-a1-d72d2a-x7k2p", phase: "Running"},
 			func(r object.Ref) error {
 				web1 := ref(object.TerraformMachine, "web-1")
