@@ -295,17 +295,28 @@ func writeAdvice(w io.Writer, a v1alpha1.Advice) {
 		writeWrapped(w, "  # ", "no command printed: "+err.Error())
 		return
 	}
+	// A flag and its value stay on one line: "--context" at the end of
+	// a line and its value on the next reads as two things.
+	var units []string
+	for n := 0; n < len(words); n++ {
+		u := words[n]
+		if strings.HasPrefix(a.Argv[n], "--") && !strings.Contains(a.Argv[n], "=") && n+1 < len(words) && !strings.HasPrefix(a.Argv[n+1], "-") && n > 1 {
+			n++
+			u += " " + words[n]
+		}
+		units = append(units, u)
+	}
 	line := "  "
-	for n, word := range words {
-		if n > 0 && len(line)+1+len(word)+2 > width {
+	for n, u := range units {
+		if n > 0 && len(line)+1+len(u)+2 > width {
 			fmt.Fprintln(w, line+" \\")
-			line = "      " + word
+			line = "      " + u
 			continue
 		}
 		if n > 0 {
 			line += " "
 		}
-		line += word
+		line += u
 	}
 	fmt.Fprintln(w, line)
 }

@@ -266,7 +266,7 @@ func TestHelpExamples(t *testing.T) {
 		"kubectl captf explain terraformcluster/demo -n infra": {check: func(t *testing.T, res result) {
 			out := flat(res.out)
 			for _, want := range []string{"Object: terraformcluster/demo in namespace infra", "Holder: " + demoHolder,
-				"How CAPTF's controller checks it:", "Verdict: Stale:", "What you can do:", "unlock terraformcluster/demo -n infra --confirm"} {
+				"How CAPTF's controller checks it:", "Verdict: Stale:", "What you can do:", "unlock terraformcluster/demo -n infra --id '0d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a' --confirm"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("the explanation does not say %q", want)
 				}
@@ -293,7 +293,7 @@ func TestHelpExamples(t *testing.T) {
 			check: func(t *testing.T, res result) {
 				out := flat(res.out)
 				for _, want := range []string{"Object: terraformcluster/demo (does not exist) in namespace infra", "Lock: lease/lock-tfstate-default-d980a2553508a5e1-c",
-					"Holder: " + demoHolder, "Verdict: Stale:", "no controller will clear it", "unlock lease/lock-tfstate-default-d980a2553508a5e1-c -n infra --confirm"} {
+					"Holder: " + demoHolder, "Verdict: Stale:", "no controller will clear it", "unlock lease/lock-tfstate-default-d980a2553508a5e1-c -n infra --id '0d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a' --confirm"} {
 					if !strings.Contains(out, want) {
 						t.Errorf("the explanation of the Lease of an object that is gone does not say %q", want)
 					}
