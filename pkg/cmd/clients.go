@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/captf-io/kubectl-captf/pkg/advice"
-	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 )
 
 // factory gives the commands what they need of the cluster: the kubeconfig
@@ -186,18 +186,18 @@ func (f *factory) Clients() (*clients, error) {
 
 // clients are what the commands talk to the cluster with.
 type clients struct {
-	inspector *inspect.Inspector
+	reader *cluster.Reader
 	kube      kubernetes.Interface
 	dynamic   dynamic.Interface
 	metadata  metadata.Interface
 }
 
 // newClients builds every client from one rest.Config, with the engine's
-// one policy (inspect.ForConfig).
+// one policy (cluster.ForConfig).
 func newClients(cfg *rest.Config) (*clients, error) {
-	in, err := inspect.ForConfig(cfg)
+	in, err := cluster.ForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &clients{inspector: in, kube: in.Client, dynamic: in.Dynamic, metadata: in.Metadata}, nil
+	return &clients{reader: in, kube: in.Client, dynamic: in.Dynamic, metadata: in.Metadata}, nil
 }

@@ -46,7 +46,7 @@ func completeTargets(f *factory) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
-		in := c.inspector
+		in := c.reader
 		ctx, cancel := context.WithTimeout(context.Background(), completionTimeout)
 		defer cancel()
 		var out []cobra.Completion

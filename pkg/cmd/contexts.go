@@ -11,6 +11,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
 
 // contextScans is how many clusters are read at once.
@@ -107,13 +108,14 @@ func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	in := c.inspector
+	in := c.reader
 	cctx, cancel := context.WithTimeout(ctx, o.ContextTimeout)
 	defer cancel()
-	rep, err := in.Locks(cctx, o.scope(ns))
+	snap, err := in.Read(cctx, o.scope(ns))
 	if err != nil {
 		return nil, nil, err
 	}
+	rep := inspect.Decide(snap)
 	var items []v1alpha1.Lock
 	for _, r := range rep.Results {
 		l := r.Lock()

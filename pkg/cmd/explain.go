@@ -111,7 +111,7 @@ func (o *ExplainOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.explainer = &explain.Explainer{Inspector: c.inspector, Dynamic: c.dynamic, Metadata: c.metadata, Advice: o.factory.advice(), Now: o.factory.clock}
+	o.explainer = &explain.Explainer{Reader: c.reader, Advice: o.factory.advice(), Now: o.factory.clock}
 	return nil
 }
 

@@ -236,10 +236,11 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 			return err
 		}
 	} else {
-		rep, err := o.clients.inspector.Locks(ctx, o.scope(o.namespace))
+		snap, err := o.clients.reader.Read(ctx, o.scope(o.namespace))
 		if err != nil {
 			return err
 		}
+		rep := inspect.Decide(snap)
 		warn(o.ErrOut, "", rep.Warnings)
 		list.Items = make([]v1alpha1.Lock, 0, len(rep.Results))
 		for _, r := range rep.Results {

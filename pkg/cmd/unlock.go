@@ -156,7 +156,7 @@ func (o *UnlockOptions) Complete() error {
 		return err
 	}
 	b := o.factory.advice()
-	o.unlocker = &unlock.Unlocker{Inspector: c.inspector, Client: c.kube, Dynamic: c.dynamic, Advice: b, Impersonated: b.Conn.As != "", Now: o.factory.clock}
+	o.unlocker = &unlock.Unlocker{Reader: c.reader, Client: c.kube, Dynamic: c.dynamic, Advice: b, Impersonated: b.Conn.As != "", Now: o.factory.clock}
 	return nil
 }
 
@@ -201,10 +201,14 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		o.settle(ctx, out, opts)
 		return o.finish([]*unlock.Outcome{out}, ctx)
 	}
-	rep, err := o.unlocker.Inspector.Locks(ctx, inspect.Scope{Namespace: o.namespace})
+	// The candidates come from one read of the scope; each is decided
+	// again, just before its write, from its Lease and holder pod read
+	// again (UnlockIn), and a dry run reads nothing more.
+	snap, err := o.unlocker.Reader.Read(ctx, inspect.Scope{Namespace: o.namespace})
 	if err != nil {
 		return err
 	}
+	rep := inspect.Decide(snap)
 	warn(o.ErrOut, "", rep.Warnings)
 	var outcomes []*unlock.Outcome
 	for _, r := range rep.Results {
@@ -219,8 +223,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		if ow := r.Facts.Owner; ow != nil && ow.Exists != nil && *ow.Exists {
 			opts.Arg = ow.Ref.String()
 		}
-		// Unlock reads and classifies it again before writing.
-		out, err := o.unlocker.Unlock(ctx, l.Namespace, l.Name, opts)
+		out, err := o.unlocker.UnlockIn(ctx, snap, l.Namespace, l.Name, opts)
 		if err != nil {
 			// Also when interrupted: the lock being unlocked is reported,
 			// with whether its write may have been applied.

@@ -54,7 +54,7 @@ func (o *LocksOptions) runWatch(ctx context.Context) error {
 		}
 		return o.printer.PrintObj(o.event(event, &l), o.Out)
 	}
-	return o.clients.inspector.Watch(ctx, o.scope(o.namespace), initial, changed)
+	return o.clients.reader.Watch(ctx, o.scope(o.namespace), initial, changed)
 }
 
 // event is what a watch prints of a change: the lock, or with

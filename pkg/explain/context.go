@@ -60,7 +60,7 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 		return obj
 	}
 	runLease := "captf-run-" + suffix
-	l, err := e.Inspector.Client.CoordinationV1().Leases(t.Namespace).Get(ctx, runLease, metav1.GetOptions{})
+	l, err := e.Reader.Client.CoordinationV1().Leases(t.Namespace).Get(ctx, runLease, metav1.GetOptions{})
 	switch {
 	case err == nil:
 		c.RunLease = &v1alpha1.RunLease{Name: runLease, Op: l.Annotations["captf.io/lease-op"], AcquiredAt: l.Annotations["captf.io/lease-acquired-at"]}
@@ -72,7 +72,7 @@ func (e *Explainer) readContext(ctx context.Context, x *v1alpha1.Explanation, t 
 	}
 	// Metadata only: the plugin never reads state data.
 	prefix := object.StateSecretName(object.DefaultWorkspace, suffix)
-	secrets, err := e.Metadata.Resource(secretsGVR).Namespace(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: inspect.LabelSecretSuffix + "=" + suffix})
+	secrets, err := e.Reader.Metadata.Resource(secretsGVR).Namespace(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: inspect.LabelSecretSuffix + "=" + suffix})
 	if err != nil {
 		c.Unreadable = append(c.Unreadable, "state Secrets: "+err.Error())
 		return obj
@@ -93,7 +93,7 @@ func (e *Explainer) readObject(ctx context.Context, c *v1alpha1.Context, t Targe
 	u := t.Fetched
 	if u == nil {
 		var err error
-		u, err = e.Dynamic.Resource(ref.Kind.GVR()).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		u, err = e.Reader.Dynamic.Resource(ref.Kind.GVR()).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -145,7 +145,7 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 		s     v1alpha1.EventSummary
 	}
 	var all []seen
-	evs, err := e.Inspector.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
+	evs, err := e.Reader.Client.EventsV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		for _, ev := range evs.Items {
 			s := v1alpha1.EventSummary{Reason: ev.Reason, Type: ev.Type, Note: ev.Note, Count: 1, ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance}
@@ -156,7 +156,7 @@ func (e *Explainer) readEvents(ctx context.Context, c *v1alpha1.Context, ref *ob
 			all = append(all, seen{about{ev.Regarding.Kind, ev.Regarding.Name}, s})
 		}
 	} else {
-		core, cerr := e.Inspector.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
+		core, cerr := e.Reader.Client.CoreV1().Events(ref.Namespace).List(ctx, metav1.ListOptions{})
 		if cerr != nil {
 			c.Unreadable = append(c.Unreadable, fmt.Sprintf("events: %v", err))
 			return

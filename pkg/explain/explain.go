@@ -12,21 +12,19 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // Explainer builds explanations.
 type Explainer struct {
-	Inspector *inspect.Inspector
-	Dynamic   dynamic.Interface
-	Metadata  metadata.Interface
+	// Reader reads the lock, and what explain shows around it.
+	Reader *cluster.Reader
 	// Advice builds the commands it suggests, with the connection flags of
 	// this run.
 	Advice advice.Builder
@@ -50,7 +48,9 @@ type Target struct {
 func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanation, []string, error) {
 	x := &v1alpha1.Explanation{ObjectMeta: metav1.ObjectMeta{Name: t.Lease, Namespace: t.Namespace}, Advice: []v1alpha1.Advice{}}
 	x.SetTypeMeta()
-	r, warnings, err := e.Inspector.Lock(ctx, t.Namespace, t.Lease, t.Fetched)
+	var r *inspect.Result
+	var warnings []string
+	snap, err := e.Reader.ReadLock(ctx, t.Namespace, t.Lease)
 	var none *inspect.NoLeaseError
 	switch {
 	case errors.As(err, &none):
@@ -58,6 +58,8 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	case err != nil:
 		return nil, nil, err
 	default:
+		res, _ := inspect.DecideLock(snap, t.Namespace, t.Lease)
+		r, warnings = &res, snap.Warnings
 		l := r.Lock()
 		x.ObjectMeta, x.Object, x.Lock, x.Holder = l.ObjectMeta, l.Object, l.Lock, l.Holder
 		x.Verdict, x.Reason, x.CAPTFClears, x.CAPTFDeletesLease = l.Verdict, l.Reason, l.CAPTFClears, l.CAPTFDeletesLease
@@ -71,8 +73,8 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 		ref = &r.Facts.Owner.Ref
 	}
 	e.readContext(ctx, x, t, ref, r)
-	// The gates are those the verdict was decided with (inspect reads the
-	// owner in full for one lock whenever it exists).
+	// The gates are those the verdict was decided with (ReadLock reads
+	// the owner in full whenever it exists).
 	var gate *jobgate.Gate
 	if r != nil {
 		gate = r.Facts.Gate

@@ -1,23 +1,20 @@
 package inspect
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
 
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -65,14 +62,6 @@ func pod(ns, name string, phase corev1.PodPhase, managed bool) *corev1.Pod {
 	return p
 }
 
-// objectMeta is a CAPTF object as the metadata client returns it.
-func objectMeta(r object.Ref) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: object.Group + "/" + object.Version, Kind: r.Kind.Name},
-		ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace, UID: uidOf(r)},
-	}
-}
-
 // uidOf is the uid every fixture gives the object r.
 func uidOf(r object.Ref) types.UID {
 	return types.UID("uid-" + r.Kind.Code + "-" + r.Namespace + "-" + r.Name)
@@ -81,15 +70,8 @@ func uidOf(r object.Ref) types.UID {
 // ownerKinds are the CAPI kinds that own each CAPTF kind.
 var ownerKinds = map[string]string{"TerraformCluster": "Cluster", "TerraformMachine": "Machine", "TerraformMachinePool": "MachinePool"}
 
-// cluster is a fake cluster: typed objects and CAPTF objects.
-type cluster struct {
-	client   *fake.Clientset
-	metadata *metadatafake.FakeMetadataClient
-	dynamic  *dynamicfake.FakeDynamicClient
-}
-
-// full is a CAPTF object in full, as the dynamic client returns it, with
-// a minimal valid spec and the given extra fields merged in.
+// full is a CAPTF object in full, as a list returns it, with a minimal
+// valid spec and the given extra fields merged in.
 func full(r object.Ref, fields map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
@@ -104,6 +86,48 @@ func full(r object.Ref, fields map[string]any) *unstructured.Unstructured {
 	return u
 }
 
+func job(ns, name string, owner object.Ref, finished bool) *batchv1.Job {
+	j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{
+		LabelManaged: "true", LabelOwnerKind: owner.Kind.Name, LabelOwnerName: owner.Name,
+	}}}
+	ctrl := true
+	j.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: object.Group + "/" + object.Version, Kind: owner.Kind.Name, Name: owner.Name, UID: uidOf(owner), Controller: &ctrl,
+	}}
+	if finished {
+		j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue}}
+	}
+	return j
+}
+
+// stateSecret is r's state Secret, as the backend labels it.
+func stateSecret(r object.Ref) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace,
+		Labels: map[string]string{"tfstate": "true", LabelSecretSuffix: r.Suffix(), LabelWorkspace: "default"}}}
+}
+
+// cluster is a cluster's content, and what reading it gave: the deciding
+// layer's tests hand Decide the snapshot the reading layer
+// (pkg/inspect/cluster, whose own tests read real responses) makes of
+// such a cluster, built here without reading anything.
+type cluster struct {
+	// objects are the Leases, pods, Jobs and Secrets.
+	objects []runtime.Object
+	// captf are the CAPTF objects, in full.
+	captf []*unstructured.Unstructured
+	// notServed is true without CAPTF's CRDs.
+	notServed bool
+	// kindErr, when set, is the error of listing a CAPTF kind.
+	kindErr map[string]error
+	// jobsErr is the error of listing the Jobs.
+	jobsErr error
+	// gatesUnread is true when the owners were listed but not read in
+	// full, as no read does today: the decision must still hold.
+	gatesUnread bool
+	// clusters is what the owner lookup found for each machine and pool.
+	clusters map[object.Ref]jobgate.Cluster
+}
+
 func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
 	var fulls []*unstructured.Unstructured
 	for _, r := range captf {
@@ -114,52 +138,126 @@ func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
 
 // newClusterFull is newCluster with CAPTF objects given in full.
 func newClusterFull(objects []runtime.Object, captf ...*unstructured.Unstructured) *cluster {
-	return newClusterWith(objects, nil, nil, captf...)
+	return &cluster{objects: objects, captf: captf}
 }
 
-// stateSecret is the metadata of r's state Secret, as the backend labels it.
-func stateSecret(r object.Ref) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace,
-			Labels: map[string]string{"tfstate": "true", LabelSecretSuffix: r.Suffix(), LabelWorkspace: "default"}},
+// snapshot is what reading the cluster in scope gives, as Reader.Read
+// reads it: the lock Leases in scope; every CAPTF object's metadata and,
+// in full, the owners of the held locks of workspace default; the
+// labelled Jobs; the labelled pods and every pod a held lock's host may
+// be a runner pod of, a missing one as proven gone; for a deleting owner,
+// whether its state Secret exists. single, when set, is one lock read as
+// Reader.ReadLock reads it: its owner in full whether it is held or not,
+// any pod its host names, its Lease kept as read.
+func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
+	snap := &Snapshot{Kinds: map[string]KindList{}, Objects: map[object.Ref]*unstructured.Unstructured{},
+		Pods: map[string]*Pod{}, Clusters: c.clusters, States: map[string]StateRead{}, JobsErr: c.jobsErr}
+	pods, secrets := map[string]*corev1.Pod{}, map[string]bool{}
+	for _, o := range c.objects {
+		switch o := o.(type) {
+		case *coordinationv1.Lease:
+			if single != nil || !IsLockLease(o.Name) || (s.Namespace != "" && o.Namespace != s.Namespace) {
+				continue
+			}
+			if l := ParseLease(o); s.AllWorkspaces || l.Workspace == object.DefaultWorkspace {
+				snap.Leases = append(snap.Leases, l)
+			}
+		case *corev1.Pod:
+			pods[Key(o.Namespace, o.Name)] = o
+		case *batchv1.Job:
+			if o.Labels[LabelManaged] == "true" && c.jobsErr == nil {
+				snap.Jobs = append(snap.Jobs, o)
+			}
+		case *corev1.Secret:
+			secrets[Key(o.Namespace, o.Name)] = true
+		}
 	}
-}
-
-// newClusterWith is newClusterFull with more objects for the metadata
-// client (Secrets) and the dynamic client (CAPI Clusters).
-func newClusterWith(objects, moreMetas, moreDynamic []runtime.Object, captf ...*unstructured.Unstructured) *cluster {
-	scheme := metadatafake.NewTestScheme()
-	_ = metav1.AddMetaToScheme(scheme)
-	metas, fulls := append([]runtime.Object(nil), moreMetas...), append([]runtime.Object(nil), moreDynamic...)
-	lists := map[schema.GroupVersionResource]string{ClusterGVR: "ClusterList"}
+	if single != nil {
+		l := ParseLease(single)
+		snap.Leases = []Lease{l}
+		snap.Sources = map[string]*coordinationv1.Lease{Key(l.Namespace, l.Name): single}
+	}
+	if len(snap.Leases) == 0 && single == nil {
+		return snap
+	}
+	// The pods: CAPTF's labelled ones, and each holder's, by name.
+	for k, p := range pods {
+		if p.Labels[LabelManaged] == "true" {
+			snap.Pods[k] = PodFact(p)
+		}
+	}
+	held := map[string]bool{}
+	for _, l := range snap.Leases {
+		host, ok := HolderPod(l)
+		if single != nil && names(l) {
+			host, ok = l.Host, true
+		}
+		if ok {
+			if p := pods[Key(l.Namespace, host)]; p != nil {
+				snap.Pods[Key(l.Namespace, host)] = PodFact(p)
+			} else {
+				snap.Pods[Key(l.Namespace, host)] = MissingPod(host)
+			}
+		}
+		if _, ok := HeldKey(l); ok || single != nil {
+			held[l.Namespace+"/"+l.Suffix] = true
+		}
+	}
 	for _, k := range object.Kinds {
-		lists[k.GVR()] = k.Name + "List"
+		kl := NewKindList(k)
+		switch {
+		case c.notServed:
+			kl.Served = false
+		case c.kindErr[k.Name] != nil:
+			kl.Err = c.kindErr[k.Name]
+			snap.Warnings = append(snap.Warnings, kl.Err.Error()+"; its objects are shown as unreadable")
+		}
+		snap.Kinds[k.Name] = kl
 	}
-	for _, u := range captf {
+	for _, u := range c.captf {
 		k, _ := object.KindByName(u.GetKind())
-		m := objectMeta(object.Ref{Kind: k, Namespace: u.GetNamespace(), Name: u.GetName()})
-		m.Annotations, m.DeletionTimestamp, m.UID = u.GetAnnotations(), u.GetDeletionTimestamp(), u.GetUID()
-		metas, fulls = append(metas, m), append(fulls, u)
+		kl := snap.Kinds[k.Name]
+		ref := object.Ref{Kind: k, Namespace: u.GetNamespace(), Name: u.GetName()}
+		if !kl.Served || kl.Err != nil || (s.Namespace != "" && ref.Namespace != s.Namespace) {
+			continue
+		}
+		kl.Objects[ref] = ObjectMeta{UID: u.GetUID(), Deleting: u.GetDeletionTimestamp() != nil}
+		if held[ref.Namespace+"/"+ref.Suffix()] && !c.gatesUnread {
+			snap.Objects[ref] = u
+			if u.GetDeletionTimestamp() != nil {
+				presence := jobgate.Absent
+				if secrets[Key(ref.Namespace, object.StateSecretName(object.DefaultWorkspace, ref.Suffix()))] {
+					presence = jobgate.Present
+				}
+				snap.States[ref.Namespace+"/"+ref.Suffix()] = StateRead{Presence: presence}
+			}
+		}
 	}
-	return &cluster{
-		client:   fake.NewClientset(objects...),
-		metadata: metadatafake.NewSimpleMetadataClient(scheme, metas...),
-		dynamic:  dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, fulls...),
+	if c.jobsErr != nil {
+		snap.Warnings = append(snap.Warnings, c.jobsErr.Error()+"; active Jobs are shown as unreadable")
 	}
+	return snap
 }
 
 func (c *cluster) inspect(t *testing.T, s Scope) *Report {
 	t.Helper()
-	rep, err := c.inspector().Locks(context.Background(), s)
-	if err != nil {
-		t.Fatalf("Locks: %v", err)
-	}
-	return rep
+	return Decide(c.snapshot(s, nil))
 }
 
-func (c *cluster) inspector() *Inspector {
-	return &Inspector{Client: c.client, Metadata: c.metadata, Dynamic: c.dynamic}
+// lock decides the lock Lease namespace/name alone, as read by name.
+func (c *cluster) lock(t *testing.T, namespace, name string) Result {
+	t.Helper()
+	for _, o := range c.objects {
+		if l, ok := o.(*coordinationv1.Lease); ok && l.Namespace == namespace && l.Name == name {
+			r, ok := DecideLock(c.snapshot(Scope{}, l), namespace, name)
+			if !ok {
+				t.Fatalf("DecideLock found no %s/%s", namespace, name)
+			}
+			return r
+		}
+	}
+	t.Fatalf("no Lease %s/%s", namespace, name)
+	return Result{}
 }
 
 // only inspects a cluster expected to hold exactly one lock.

@@ -1,18 +1,11 @@
 package inspect
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	kjson "sigs.k8s.io/json"
 )
 
 // Whatever a holder writes, parsing never panics, and a parsed Who splits
@@ -100,83 +93,6 @@ func FuzzLeaseName(f *testing.F) {
 		if wsLabel != "" && suffixLabel != "" && rest == wsLabel+"-"+suffixLabel && !captfSuffix.MatchString(rest) &&
 			(l.Workspace != wsLabel || l.Suffix != suffixLabel) {
 			t.Fatalf("labels that agree with the name not taken: %q %q", l.Workspace, l.Suffix)
-		}
-	})
-}
-
-// The JSON list splitter agrees with a JSON decoder on every list the
-// decoder reads: the same items, byte for byte, the same continue token,
-// and the same name, namespace and UID of each item; on anything else it
-// may fail, but never panics.
-func FuzzJSONItems(f *testing.F) {
-	for _, s := range []string{
-		`{"apiVersion":"v1","items":[],"kind":"List","metadata":{"continue":"abc"}}`,
-		`{"items":null}`, `{"items":[{"metadata":{"name":"a","namespace":"n","uid":"u"}}]}`,
-		`{"metadata":{"continue":"x\"}"},"items":[{"a":"}\"{[","metadata":{"name":"b\u00e9","x":[1,{"y":null}]}} , {"metadata":{}}]}`,
-		` { "items" : [ { "metadata" : { "name" : "a" , "name" : "b" } } ] } `, `{"items":[1]}`, `{"items":[{]}`, `[]`, ``,
-		"{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[null]}`, `{"items":[{"a":"\\\\"},{"b":"x\\\""}],"metadata":{"continue":"\\"}}`,
-		`{"metadata":{"continue":"t"},"metadata":{}}`, `{"items":[{"metadata":{"name":"a"},"metadata":{"namespace":"n"}}]}`,
-		`{"items":[{"metadata":{"name":"a","deletionTimestamp":"2026-12-01T00:00:00Z"}},{"metadata":{"name":"b","deletionTimestamp":null}},{"metadata":{"deletionTimestamp":"x","deletionTimestamp":"y"}}]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var items [][]byte
-		cont, err := jsonItems(bytes.NewReader(b), func(item []byte, proto bool) error {
-			items = append(items, append([]byte(nil), item...))
-			_, _ = jsonMeta(item)
-			return nil
-		})
-		// Read a byte at a time, every value, string and escape is split
-		// across chunks: the same list.
-		var small [][]byte
-		smallCont, smallErr := jsonItems(bufio.NewReaderSize(iotest.OneByteReader(bytes.NewReader(b)), 16), func(item []byte, proto bool) error {
-			small = append(small, append([]byte(nil), item...))
-			return nil
-		})
-		if (err == nil) != (smallErr == nil) || cont != smallCont || !reflect.DeepEqual(items, small) {
-			t.Fatalf("a byte at a time: %d items, %q, %v; whole: %d items, %q, %v", len(small), smallCont, smallErr, len(items), cont, err)
-		}
-		var want struct {
-			Items    []json.RawMessage `json:"items"`
-			Metadata struct {
-				Continue string `json:"continue"`
-			} `json:"metadata"`
-		}
-		if strictErrs, e := kjson.UnmarshalStrict(b, &want, kjson.DisallowDuplicateFields); e != nil || len(strictErrs) > 0 {
-			return // not a list a decoder reads (or one with duplicate keys)
-		}
-		for _, it := range want.Items {
-			if len(it) == 0 || it[0] != '{' {
-				return // not a list of objects
-			}
-		}
-		if err != nil || cont != want.Metadata.Continue || len(items) != len(want.Items) {
-			t.Fatalf("split %d items, continue %q, %v; a decoder reads %d, %q", len(items), cont, err, len(want.Items), want.Metadata.Continue)
-		}
-		for n := range items {
-			if !bytes.Equal(items[n], want.Items[n]) {
-				t.Fatalf("item %d: %q, want %q", n, items[n], want.Items[n])
-			}
-			var meta struct {
-				Metadata *struct {
-					Namespace         string    `json:"namespace"`
-					Name              string    `json:"name"`
-					UID               types.UID `json:"uid"`
-					DeletionTimestamp *string   `json:"deletionTimestamp"`
-				} `json:"metadata"`
-			}
-			if strictErrs, e := kjson.UnmarshalStrict(items[n], &meta, kjson.DisallowDuplicateFields); e != nil || len(strictErrs) > 0 {
-				continue
-			}
-			got, err := jsonMeta(items[n])
-			if m := meta.Metadata; m == nil {
-				if err == nil {
-					t.Fatalf("item %d has no metadata, and read as %+v", n, got)
-				}
-			} else if deleting := m.DeletionTimestamp != nil && *m.DeletionTimestamp != ""; err != nil || got.namespace != m.Namespace || got.name != m.Name || got.uid != m.UID || got.deleting != deleting {
-				t.Fatalf("item %d: %+v %v; want %+v", n, got, err, *m)
-			}
 		}
 	})
 }

@@ -14,14 +14,14 @@ import (
 // accepted for an object whose own suffix, recomputed, equals it.
 type owners struct {
 	bySuffix map[string]object.Ref // "<namespace>/<suffix>"
-	kinds    map[string]kindList   // by Kind name
+	kinds    map[string]KindList   // by Kind name
 }
 
-func newOwners(lists []kindList) *owners {
-	o := &owners{bySuffix: map[string]object.Ref{}, kinds: map[string]kindList{}}
+func newOwners(lists []KindList) *owners {
+	o := &owners{bySuffix: map[string]object.Ref{}, kinds: map[string]KindList{}}
 	for _, l := range lists {
-		o.kinds[l.kind.Name] = l
-		for _, r := range l.names {
+		o.kinds[l.Kind.Name] = l
+		for r := range l.Objects {
 			o.bySuffix[r.Namespace+"/"+r.Suffix()] = r
 		}
 	}
@@ -46,10 +46,10 @@ func (o *owners) resolve(l Lease) (*Owner, string, []string) {
 	}
 	if r, ok := o.bySuffix[ns+"/"+l.Suffix]; ok {
 		yes := true
-		l := o.kinds[r.Kind.Name]
-		return &Owner{Ref: r, UID: l.uids[r], Exists: &yes, Deleting: l.deleting[r], Via: "object"}, "", warnings
+		m := o.kinds[r.Kind.Name].Objects[r]
+		return &Owner{Ref: r, UID: m.UID, Exists: &yes, Deleting: m.Deleting, Via: "object"}, "", warnings
 	}
-	if labelledOK && labelRef.Suffix() == l.Suffix && validName(labelRef.Name) {
+	if labelledOK && labelRef.Suffix() == l.Suffix && ValidName(labelRef.Name) {
 		return &Owner{Ref: labelRef, Exists: o.exists(labelRef), Via: "lease labels"}, "", warnings
 	}
 	why := "no CAPTF object owns suffix " + l.Suffix
@@ -57,7 +57,7 @@ func (o *owners) resolve(l Lease) (*Owner, string, []string) {
 		if p, err := runner.ParsePodName(l.Host); err == nil && p.Kind != nil {
 			switch r := (object.Ref{Kind: *p.Kind, Namespace: ns, Name: p.NameSegment}); {
 			case r.Suffix() != l.Suffix:
-			case !validName(r.Name):
+			case !ValidName(r.Name):
 				// Whoever wrote the lock chose both the Lease name and Who;
 				// a name no object can have is never trusted as an owner.
 				why += "; the holder host names an object whose suffix it is, but that name is not a valid Kubernetes object name, so it is not trusted"
@@ -87,25 +87,25 @@ func hashedLabelOf(name string, ref object.Ref) bool {
 
 var shortHash = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
-// validName is whether s can be a Kubernetes object's name (a DNS-1123
+// ValidName is whether s can be a Kubernetes object's name (a DNS-1123
 // subdomain), the test any name taken from holder-written text must pass.
-func validName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
+func ValidName(s string) bool { return len(validation.IsDNS1123Subdomain(s)) == 0 }
 
 // exists says whether a resolved object is there: nil when its kind could
 // not be listed, false when the kind is not served or the object is not
 // among those listed.
 func (o *owners) exists(r object.Ref) *bool {
 	l := o.kinds[r.Kind.Name]
-	if l.err != nil {
+	if l.Err != nil {
 		return nil
 	}
-	found := l.served && o.bySuffix[r.Namespace+"/"+r.Suffix()] == r
+	found := l.Served && o.bySuffix[r.Namespace+"/"+r.Suffix()] == r
 	return &found
 }
 
 func (o *owners) noneServed() bool {
 	for _, l := range o.kinds {
-		if l.served {
+		if l.Served {
 			return false
 		}
 	}
@@ -117,7 +117,7 @@ func (o *owners) noneServed() bool {
 func (o *owners) unreadable(owner *Owner) []string {
 	var out []string
 	for _, k := range object.Kinds {
-		if l := o.kinds[k.Name]; l.err != nil && (owner == nil || owner.Ref.Kind == k) {
+		if l := o.kinds[k.Name]; l.Err != nil && (owner == nil || owner.Ref.Kind == k) {
 			out = append(out, k.Resource)
 		}
 	}

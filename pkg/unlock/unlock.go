@@ -16,11 +16,13 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 )
 
 // Unlocker clears locks.
 type Unlocker struct {
-	Inspector *inspect.Inspector
+	// Reader reads the lock again, live, before deciding and writing.
+	Reader *cluster.Reader
 	Client    kubernetes.Interface
 	// Dynamic patches the object when a reconcile is asked for.
 	Dynamic dynamic.Interface
@@ -117,11 +119,32 @@ func refusedForSure(err error) bool {
 // calls Record for the Event and the reconcile, so that each write is on
 // record before the next one begins.
 func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Options) (*Outcome, error) {
+	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Snapshot, error) { return u.Reader.ReadLock(ctx, namespace, lease) })
+}
+
+// UnlockIn unlocks one lock of snap, a read of many (unlock --all-stale):
+// a dry run decides from snap as it is, reading nothing; with Confirm, the
+// Lease and the pod its holder names are read again, live (Refresh), and
+// the lock is decided again from them and the rest of snap, just before
+// the write, which carries the resourceVersion just read.
+func (u *Unlocker) UnlockIn(ctx context.Context, snap *inspect.Snapshot, namespace, lease string, o Options) (*Outcome, error) {
+	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Snapshot, error) {
+		if !o.Confirm {
+			s := *snap
+			s.Warnings = nil
+			return &s, nil
+		}
+		return u.Reader.Refresh(ctx, snap, namespace, lease)
+	})
+}
+
+// unlock unlocks one lock, read by read.
+func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Options, read func() (*inspect.Snapshot, error)) (*Outcome, error) {
 	out := &Outcome{Namespace: namespace, Lease: lease, DryRun: !o.Confirm}
 	if o.Arg == "" {
 		o.Arg = "lease/" + lease
 	}
-	r, warnings, err := u.Inspector.Lock(ctx, namespace, lease)
+	snap, err := read()
 	var none *inspect.NoLeaseError
 	switch {
 	case errors.As(err, &none):
@@ -130,12 +153,17 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 	case err != nil:
 		return nil, err
 	}
-	out.Result, out.Warnings = *r, warnings
-	g := Check(*r, o.Guard, u.now())
+	r, ok := inspect.DecideLock(snap, namespace, lease)
+	if !ok {
+		out.Action, out.Message = v1alpha1.AlreadyUnlocked, (&inspect.NoLeaseError{Namespace: namespace, Name: lease}).Error()+"; nothing to unlock"
+		return out, nil
+	}
+	out.Result, out.Warnings = r, snap.Warnings
+	g := Check(r, o.Guard, u.now())
 	out.Action, out.Message = g.Action, g.Message
 	switch {
 	case g.Action == v1alpha1.Refused:
-		out.Commands = u.refusedCommands(*r, g, o, namespace)
+		out.Commands = u.refusedCommands(r, g, o, namespace)
 		return out, nil
 	case g.Action != v1alpha1.ActionUnlocked:
 		return out, nil

@@ -14,8 +14,10 @@ import (
 // maxLocksRequests bounds the requests of locks -A, whatever the number of
 // locks: one list each of Leases, the three CAPTF kinds and Jobs, at most
 // two of pods (a labelled one cut short by a whole one), at most 16 GETs of
-// holder pods and 3 of owners (pkg/inspect's holderGets and gateGets).
-const maxLocksRequests = 1 + 3 + 1 + 2 + 16 + 3
+// holder pods, and at most 3 reads each (else one list) of the Clusters,
+// TerraformClusters and state Secrets the owners' gates read around them
+// (pkg/inspect/cluster's holderGets and gateGets).
+const maxLocksRequests = 1 + 3 + 1 + 2 + 16 + 3 + 3 + 3
 
 // The benchmark at a small scale: every command runs, and its figures are
 // measured, not made up. No figure is compared with a time limit.
@@ -24,7 +26,8 @@ func TestBenchmarkSmall(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", plugin, "github.com/captf-io/kubectl-captf/cmd/kubectl-captf").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1, PageRuns: 1}
+	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1,
+		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1}
 	rep, err := Run(context.Background(), c, plugin, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +80,13 @@ func TestBenchmarkSmall(t *testing.T) {
 	if got := rows[rowKindsJSON].Median.Requests; got != 3 {
 		t.Errorf("raw GETs of the kinds: %d requests, want 3", got)
 	}
-	if len(rep.Pages) != 3 {
-		t.Errorf("page sizes: %+v", rep.Pages)
+	// unlock --all-stale on its own cluster: 12 held, 6 of them Stale,
+	// all cleared by the --confirm.
+	if a := rep.AllStale; a == nil || a.Stale != 6 || a.Left != 0 || len(a.Rows) != 3 || a.Rows[2].Median.Requests < 6 {
+		t.Errorf("all-stale: %+v", a)
 	}
 	md := rep.Markdown(time.Now())
-	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "none (one list)", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |"} {
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "## `unlock --all-stale`", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

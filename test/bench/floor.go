@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sync/atomic"
 	"time"
 
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
@@ -94,54 +91,6 @@ func pointOf(locks int, rows []Row) Point {
 		}
 	}
 	return p
-}
-
-// PageRow is locks -A's median wall time and requests at one page size.
-type PageRow struct {
-	PageSize int64 // negative: one unpaged list
-	Median   Measurement
-}
-
-// pageSizes measures the engine of locks -A in-process with pages of 500
-// (kubectl's chunk size), 5,000 and none, interleaved, through clients
-// built as the plugin builds them (protobuf for built-in types).
-func pageSizes(ctx context.Context, bed *testbed.Cluster, runs int, log io.Writer) ([]PageRow, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	var requests atomic.Int64
-	cfg.QPS, cfg.Burst = 50, 100
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripper(func(r *http.Request) (*http.Response, error) {
-			requests.Add(1)
-			return rt.RoundTrip(r)
-		})
-	})
-	built, err := inspect.ForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	sizes := []int64{500, 5000, -1}
-	results := make([][]Measurement, len(sizes))
-	for run := 0; run < runs; run++ {
-		for n, size := range sizes {
-			in := &inspect.Inspector{Client: built.Client, Metadata: built.Metadata, Dynamic: built.Dynamic, PageSize: size}
-			requests.Store(0)
-			start := time.Now()
-			if _, err := in.Locks(ctx, inspect.Scope{}); err != nil {
-				return nil, err
-			}
-			m := Measurement{Wall: time.Since(start), Requests: int(requests.Load())}
-			fmt.Fprintf(log, "page size %-6d run %d: %s, %d requests\n", size, run+1, m.Wall.Round(time.Millisecond), m.Requests)
-			results[n] = append(results[n], m)
-		}
-	}
-	out := make([]PageRow, len(sizes))
-	for n, size := range sizes {
-		out[n] = PageRow{PageSize: size, Median: median(results[n])}
-	}
-	return out, nil
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -133,17 +133,6 @@ func (r *Report) Markdown(when time.Time) string {
 		fmt.Fprintf(&b, "\n![Growth curve: wall time and peak memory of locks -A, the floor and kubectl](%s)\n", SVGName)
 	}
 
-	if len(r.Pages) > 0 {
-		fmt.Fprintf(&b, "\n## Page size\n\n`locks -A`'s engine in-process at %d locks, by the page size of every list; medians of %d runs, interleaved. "+
-			"The lists stream, so memory does not depend on it.\n\n| page size | wall time | API requests |\n|---|---|---|\n", c.Leases, c.PageRuns)
-		for _, p := range r.Pages {
-			size := fmt.Sprint(p.PageSize)
-			if p.PageSize < 0 {
-				size = "none (one list)"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %d |\n", size, p.Median.Wall.Round(time.Millisecond), p.Median.Requests)
-		}
-	}
 	if r.AllStale != nil {
 		b.WriteString(r.AllStale.markdown())
 	}

@@ -48,8 +48,6 @@ type Report struct {
 	Rows []Row
 	// Curve has a point for Config.Leases and each of Config.Curve.
 	Curve []Point
-	// Pages are locks -A's wall times by page size.
-	Pages []PageRow
 	// AllStale is unlock --all-stale on a cluster of its own.
 	AllStale *AllStale
 }
@@ -227,11 +225,6 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 		return err
 	}
 	rep.Curve = append(rep.Curve, pointOf(c.Leases, rep.Rows))
-	if c.PageRuns > 0 {
-		if rep.Pages, err = pageSizes(ctx, bed, c.PageRuns, log); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -30,8 +30,6 @@ type Config struct {
 	// on a fresh cluster of the same shape, CurveRuns runs each.
 	Curve     []int
 	CurveRuns int
-	// PageRuns are the runs of locks -A at each page size (0: none).
-	PageRuns int
 	// AllStaleLeases locks, AllStaleHeld of them held, on a cluster of
 	// their own, for unlock --all-stale (0: not measured); AllStaleRuns
 	// runs of locks -A and the dry run.
@@ -42,7 +40,7 @@ type Config struct {
 
 // Default is the cluster: 10,000 locks in 100 namespaces, 20% held.
 var Default = Config{Leases: 10000, Namespaces: 100, Held: 0.2, Unrelated: 3000, Runs: 5, Loop: 200, LoopRuns: 3,
-	Curve: []int{1000, 50000}, CurveRuns: 3, PageRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3}
+	Curve: []int{1000, 50000}, CurveRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3}
 
 // lockKind is what a seeded lock is.
 type lockKind int

@@ -1,4 +1,4 @@
-package inspect
+package cluster
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -29,63 +29,29 @@ var ClusterGVR = schema.GroupVersionResource{Group: jobgate.CAPIGroup, Version: 
 
 var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
-// settle reads what the gates of need depend on and sets each gate from
-// its object (objs; an owner missing there keeps a nil gate).
-func (i *Inspector) settle(ctx context.Context, namespace string, c *clusterContext, need []*Facts, objs map[*Facts]*unstructured.Unstructured) []string {
-	var lookups []*Facts
+// readEnv reads what the gates of the objects read in full depend on
+// around them: for each TerraformMachine and TerraformMachinePool with an
+// owner of its kind, the TerraformCluster CAPTF's owner lookup finds; for
+// each object being deleted, whether its state Secret exists.
+func (r *Reader) readEnv(ctx context.Context, namespace string, objs map[object.Ref]*unstructured.Unstructured) (map[object.Ref]jobgate.Cluster, map[string]inspect.StateRead, []string) {
+	var lookups []object.Ref
 	var deleting []string
-	for _, f := range need {
-		u := objs[f]
-		if u == nil {
-			continue
-		}
-		k := f.Owner.Ref.Kind.Name
-		if k != object.TerraformCluster.Name && jobgate.HasOwnerRef(k, u) {
-			lookups = append(lookups, f)
+	for ref, u := range objs {
+		if ref.Kind != object.TerraformCluster && jobgate.HasOwnerRef(ref.Kind.Name, u) {
+			lookups = append(lookups, ref)
 		}
 		if u.GetDeletionTimestamp() != nil {
-			deleting = append(deleting, f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix())
+			deleting = append(deleting, ref.Namespace+"/"+ref.Suffix())
 		}
 	}
-	var clusters map[*Facts]jobgate.Cluster
+	var clusters map[object.Ref]jobgate.Cluster
 	var warnings []string
-	var states map[string]stateRead
+	var states map[string]inspect.StateRead
 	var wg sync.WaitGroup
-	wg.Go(func() { clusters, warnings = i.lookupClusters(ctx, namespace, lookups, objs) })
-	wg.Go(func() { states = i.readStates(ctx, namespace, deleting) })
+	wg.Go(func() { clusters, warnings = r.lookupClusters(ctx, namespace, lookups, objs) })
+	wg.Go(func() { states = r.readStates(ctx, namespace, deleting) })
 	wg.Wait()
-	for _, f := range need {
-		u := objs[f]
-		if u == nil {
-			continue
-		}
-		env := c.jobEnv(f.Owner)
-		if cl, ok := clusters[f]; ok {
-			env.Cluster = cl
-		} else {
-			// No owner of its kind: CAPTF's owner lookup never reaches
-			// the TerraformCluster (shared/owner.go ResolveOwner).
-			env.Cluster = jobgate.Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + jobgate.OwnerKind(f.Owner.Ref.Kind.Name) + " owner"}
-		}
-		if s, ok := states[f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix()]; ok {
-			env.State, env.StateWhy = s.presence, s.why
-		}
-		g := jobgate.Of(f.Owner.Ref.Kind.Name, u, env)
-		f.Gate = &g
-	}
-	return warnings
-}
-
-// jobEnv is what the gates read of an owner's Jobs.
-func (c *clusterContext) jobEnv(o *Owner) jobgate.Env {
-	switch {
-	case c.jobsErr != nil:
-		return jobgate.Env{JobsWhy: "the Jobs could not be listed"}
-	case o.UID == "":
-		return jobgate.Env{JobsWhy: "the object's uid is not known, so its Jobs cannot be told from an earlier object's"}
-	}
-	active, destroyed, lastApply := jobFacts(ownJobs(c.jobIndex.of(o.Ref), o.Ref, o.UID))
-	return jobgate.Env{JobsRead: true, ActiveJob: active, DestroySucceeded: destroyed, LastApplySucceeded: lastApply}
+	return clusters, states, warnings
 }
 
 // nsName is a namespaced name.
@@ -100,15 +66,9 @@ type nsName struct{ namespace, name string }
 // Cluster is gone, the only TerraformCluster labelled with its name
 // (lookupOrphanedCluster). What cannot be read is said in the result and
 // in one warning.
-func (i *Inspector) lookupClusters(ctx context.Context, namespace string, need []*Facts, objs map[*Facts]*unstructured.Unstructured) (map[*Facts]jobgate.Cluster, []string) {
-	out := map[*Facts]jobgate.Cluster{}
-	if i.Dynamic == nil {
-		for _, f := range need {
-			out[f] = jobgate.Cluster{Why: "the plugin has no client to read it with"}
-		}
-		return out, nil
-	}
-	want := map[*Facts]nsName{}
+func (r *Reader) lookupClusters(ctx context.Context, namespace string, need []object.Ref, objs map[object.Ref]*unstructured.Unstructured) (map[object.Ref]jobgate.Cluster, []string) {
+	out := map[object.Ref]jobgate.Cluster{}
+	want := map[object.Ref]nsName{}
 	var names []nsName
 	for _, f := range need {
 		u := objs[f]
@@ -126,19 +86,19 @@ func (i *Inspector) lookupClusters(ctx context.Context, namespace string, need [
 	if len(names) == 0 {
 		return out, nil
 	}
-	clusters := i.readNamed(ctx, namespace, ClusterGVR, "clusters."+jobgate.CAPIGroup, names)
+	clusters := r.readNamed(ctx, namespace, ClusterGVR, "clusters."+jobgate.CAPIGroup, names)
 	// The TerraformClusters to read: by name, or by label for a gone Cluster.
 	tcs := map[nsName]string{}
 	var byName, byLabel []nsName
 	for _, k := range names {
-		r := clusters[k]
-		if r.err != nil || r.obj == nil {
-			if r.err == nil {
+		c := clusters[k]
+		if c.err != nil || c.obj == nil {
+			if c.err == nil {
 				byLabel = append(byLabel, k)
 			}
 			continue
 		}
-		g, kind, name := infrastructureRef(r.obj)
+		g, kind, name := infrastructureRef(c.obj)
 		switch {
 		case name == "":
 			tcs[k] = "Cluster " + k.name + "'s spec.infrastructureRef names no object yet"
@@ -150,15 +110,15 @@ func (i *Inspector) lookupClusters(ctx context.Context, namespace string, need [
 			}
 		}
 	}
-	named, labelled, tcErr := i.readTerraformClusters(ctx, namespace, byName, byLabel)
+	named, labelled, tcErr := r.readTerraformClusters(ctx, namespace, byName, byLabel)
 	var errs []error
 	for f, k := range want {
-		r := clusters[k]
+		c := clusters[k]
 		switch {
-		case r.err != nil:
-			errs = append(errs, r.err)
-			out[f] = jobgate.Cluster{Why: "Cluster " + k.name + " could not be read: " + short(r.err)}
-		case r.obj == nil:
+		case c.err != nil:
+			errs = append(errs, c.err)
+			out[f] = jobgate.Cluster{Why: "Cluster " + k.name + " could not be read: " + short(c.err)}
+		case c.obj == nil:
 			// lookupOrphanedCluster.
 			switch l := labelled[k]; {
 			case tcErr != nil:
@@ -178,7 +138,7 @@ func (i *Inspector) lookupClusters(ctx context.Context, namespace string, need [
 				out[f] = cl
 				continue
 			}
-			_, _, name := infrastructureRef(r.obj)
+			_, _, name := infrastructureRef(c.obj)
 			switch tc := named[nsName{k.namespace, name}]; {
 			case tcErr != nil:
 				errs = append(errs, tcErr)
@@ -205,31 +165,31 @@ type read struct {
 
 // readNamed reads the objects of names, by name for up to gateGets of
 // them, concurrently, else in one list of the resource in scope.
-func (i *Inspector) readNamed(ctx context.Context, namespace string, gvr schema.GroupVersionResource, resource string, names []nsName) map[nsName]read {
+func (r *Reader) readNamed(ctx context.Context, namespace string, gvr schema.GroupVersionResource, resource string, names []nsName) map[nsName]read {
 	out := map[nsName]read{}
 	if len(names) <= gateGets {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, k := range names {
 			wg.Go(func() {
-				u, err := i.Dynamic.Resource(gvr).Namespace(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
-				var r read
+				u, err := r.Dynamic.Resource(gvr).Namespace(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+				var got read
 				switch {
 				case notFoundObject(err, k.name):
 				case err != nil:
-					r.err = readError("get", resource, k.namespace, err)
+					got.err = readError("get", resource, k.namespace, err)
 				default:
-					r.obj = u
+					got.obj = u
 				}
 				mu.Lock()
-				out[k] = r
+				out[k] = got
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
 		return out
 	}
-	all, err := i.listFull(ctx, gvr, namespace, "")
+	all, err := r.listFull(ctx, gvr, namespace, "")
 	for _, k := range names {
 		if err != nil {
 			out[k] = read{err: readError("list", resource, namespace, err)}
@@ -243,7 +203,7 @@ func (i *Inspector) readNamed(ctx context.Context, namespace string, gvr schema.
 // readTerraformClusters reads the TerraformClusters of byName, and those
 // labelled with each cluster name of byLabel: by name and by label for up
 // to gateGets of them in all, else in one list of the kind in scope.
-func (i *Inspector) readTerraformClusters(ctx context.Context, namespace string, byName, byLabel []nsName) (map[nsName]*unstructured.Unstructured, map[nsName][]*unstructured.Unstructured, error) {
+func (r *Reader) readTerraformClusters(ctx context.Context, namespace string, byName, byLabel []nsName) (map[nsName]*unstructured.Unstructured, map[nsName][]*unstructured.Unstructured, error) {
 	named, labelled := map[nsName]*unstructured.Unstructured{}, map[nsName][]*unstructured.Unstructured{}
 	if len(byName)+len(byLabel) == 0 {
 		return named, labelled, nil
@@ -251,7 +211,7 @@ func (i *Inspector) readTerraformClusters(ctx context.Context, namespace string,
 	gvr := object.TerraformCluster.GVR()
 	resource := object.TerraformCluster.Resource + "." + object.Group
 	if len(byName)+len(byLabel) > gateGets {
-		all, err := i.listFull(ctx, gvr, namespace, "")
+		all, err := r.listFull(ctx, gvr, namespace, "")
 		if err != nil {
 			return nil, nil, readError("list", resource, namespace, err)
 		}
@@ -266,14 +226,14 @@ func (i *Inspector) readTerraformClusters(ctx context.Context, namespace string,
 		}
 		return named, labelled, nil
 	}
-	for k, r := range i.readNamed(ctx, namespace, gvr, resource, byName) {
-		if r.err != nil {
-			return nil, nil, r.err
+	for k, got := range r.readNamed(ctx, namespace, gvr, resource, byName) {
+		if got.err != nil {
+			return nil, nil, got.err
 		}
-		named[k] = r.obj
+		named[k] = got.obj
 	}
 	for _, k := range byLabel {
-		l, err := i.Dynamic.Resource(gvr).Namespace(k.namespace).List(ctx, metav1.ListOptions{LabelSelector: jobgate.ClusterNameLabel + "=" + k.name})
+		l, err := r.Dynamic.Resource(gvr).Namespace(k.namespace).List(ctx, metav1.ListOptions{LabelSelector: jobgate.ClusterNameLabel + "=" + k.name})
 		if err != nil {
 			return nil, nil, readError("list", resource, k.namespace, err)
 		}
@@ -285,17 +245,17 @@ func (i *Inspector) readTerraformClusters(ctx context.Context, namespace string,
 }
 
 // listFull lists a resource in full in scope, by namespace and name.
-func (i *Inspector) listFull(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) (map[nsName]*unstructured.Unstructured, error) {
+func (r *Reader) listFull(ctx context.Context, gvr schema.GroupVersionResource, namespace, selector string) (map[nsName]*unstructured.Unstructured, error) {
 	out := map[nsName]*unstructured.Unstructured{}
-	res := i.Dynamic.Resource(gvr).Namespace(namespace)
-	err := i.each(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		return res.List(ctx, o)
-	}, metav1.ListOptions{LabelSelector: selector}, func(o runtime.Object) error {
-		u := o.(*unstructured.Unstructured)
+	l, err := r.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	for n := range l.Items {
+		u := &l.Items[n]
 		out[nsName{u.GetNamespace(), u.GetName()}] = u
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
 
 // infrastructureRef reads a Cluster's spec.infrastructureRef: its group
@@ -334,12 +294,6 @@ func short(err error) string {
 	return err.Error()
 }
 
-// stateRead is whether one object's state Secret exists.
-type stateRead struct {
-	presence jobgate.Presence
-	why      string
-}
-
 // readStates says, for each "<namespace>/<suffix>" of keys, whether its
 // state Secret tfstate-default-<suffix> exists, from the Secrets'
 // metadata only (never their data): by the backend's
@@ -347,14 +301,14 @@ type stateRead struct {
 // of the backend's Secrets (tfstate=true) in scope. Without the right to
 // list Secrets, each is Unread: no warning, as the read-only role does
 // not grant it (docs/rbac.md).
-func (i *Inspector) readStates(ctx context.Context, namespace string, keys []string) map[string]stateRead {
-	out := map[string]stateRead{}
-	if len(keys) == 0 || i.Metadata == nil {
+func (r *Reader) readStates(ctx context.Context, namespace string, keys []string) map[string]inspect.StateRead {
+	out := map[string]inspect.StateRead{}
+	if len(keys) == 0 {
 		return out
 	}
 	found := map[string]bool{}
 	list := func(ns, selector string) error {
-		l, err := i.Metadata.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		l, err := r.Metadata.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
 		}
@@ -369,7 +323,7 @@ func (i *Inspector) readStates(ctx context.Context, namespace string, keys []str
 	} else {
 		for _, k := range keys {
 			ns, suffix, _ := strings.Cut(k, "/")
-			if err = list(ns, LabelSecretSuffix+"="+suffix); err != nil {
+			if err = list(ns, inspect.LabelSecretSuffix+"="+suffix); err != nil {
 				break
 			}
 		}
@@ -378,11 +332,11 @@ func (i *Inspector) readStates(ctx context.Context, namespace string, keys []str
 		ns, suffix, _ := strings.Cut(k, "/")
 		switch {
 		case err != nil:
-			out[k] = stateRead{why: "its Secrets' metadata could not be listed: " + short(err)}
+			out[k] = inspect.StateRead{Why: "its Secrets' metadata could not be listed: " + short(err)}
 		case found[ns+"/"+object.StateSecretName(object.DefaultWorkspace, suffix)]:
-			out[k] = stateRead{presence: jobgate.Present}
+			out[k] = inspect.StateRead{Presence: jobgate.Present}
 		default:
-			out[k] = stateRead{presence: jobgate.Absent}
+			out[k] = inspect.StateRead{Presence: jobgate.Absent}
 		}
 	}
 	return out

@@ -1,0 +1,98 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// ReadLock reads one lock Lease live, and all its verdict depends on, into
+// a snapshot of that lock alone: the Lease by name (kept as read, for
+// unlock's write), the namespace's CAPTF objects (its owner in full,
+// whatever the lock's state, since explain shows its gates), its runner
+// Jobs, the pod its host names, by name, and what the owner's gates read
+// around it. A handful of requests, whatever the size of the cluster; a
+// Lease that does not exist is an *inspect.NoLeaseError.
+func (r *Reader) ReadLock(ctx context.Context, namespace, name string) (*inspect.Snapshot, error) {
+	lease, err := r.getLease(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	l := inspect.ParseLease(lease)
+	ctx, cancel := context.WithCancel(ctx)
+	rd := &reads{r: r, ctx: ctx, namespace: namespace, held: newHeld()}
+	defer func() { cancel(); rd.wg.Wait() }()
+	rd.held.keys[l.Namespace+"/"+l.Suffix] = true
+	close(rd.held.ready)
+	rd.startJobs()
+	rd.startKinds()
+	snap := &inspect.Snapshot{Leases: []inspect.Lease{l}, Sources: map[string]*coordinationv1.Lease{inspect.Key(namespace, name): lease}}
+	if err := rd.wait(snap); err != nil {
+		return nil, err
+	}
+	if err := r.readHost(ctx, snap, l); err != nil {
+		return nil, err
+	}
+	var warnings []string
+	snap.Clusters, snap.States, warnings = r.readEnv(ctx, namespace, snap.Objects)
+	snap.Warnings = append(snap.Warnings, warnings...)
+	return snap, nil
+}
+
+// Refresh reads one lock of snap again, live: its Lease, and the pod its
+// host names, by name; nothing else. It returns a snapshot of that lock
+// alone, with everything else as snap read it: what a guard checks just
+// before a write (unlock --all-stale), in two requests a lock.
+func (r *Reader) Refresh(ctx context.Context, snap *inspect.Snapshot, namespace, name string) (*inspect.Snapshot, error) {
+	lease, err := r.getLease(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	l := inspect.ParseLease(lease)
+	fresh := *snap
+	fresh.Leases = []inspect.Lease{l}
+	fresh.Sources = map[string]*coordinationv1.Lease{inspect.Key(namespace, name): lease}
+	fresh.Pods = maps.Clone(snap.Pods)
+	fresh.Warnings = nil
+	if err := r.readHost(ctx, &fresh, l); err != nil {
+		return nil, err
+	}
+	return &fresh, nil
+}
+
+// getLease reads a lock Lease by name.
+func (r *Reader) getLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	if !inspect.IsLockLease(name) {
+		return nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>)", name, object.LockLeasePrefix)
+	}
+	lease, err := r.Client.CoordinationV1().Leases(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, &inspect.NoLeaseError{Namespace: namespace, Name: name}
+	}
+	if err != nil {
+		return nil, readError("get", "leases", namespace, err)
+	}
+	return lease, nil
+}
+
+// readHost reads, by name, the pod a single lock's host names: any pod it
+// names is reported, and an own runner pod's is the one the controller
+// reads.
+func (r *Reader) readHost(ctx context.Context, snap *inspect.Snapshot, l inspect.Lease) error {
+	if !l.Held || l.Info == nil || l.HostErr != nil {
+		return nil
+	}
+	p, err := r.getPod(ctx, l.Namespace, l.Host)
+	if err != nil {
+		return fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Name)
+	}
+	snap.Pods[inspect.Key(l.Namespace, l.Host)] = p
+	return nil
+}

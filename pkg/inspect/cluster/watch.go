@@ -1,0 +1,373 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// Watch follows the locks in scope until ctx ends: it hands the first
+// report to initial, then calls changed for every lock whose verdict,
+// holder, reason or active Job changes, whichever input of its verdict
+// changed: its Lease, the pod its holder names, one of its owner's runner
+// Jobs, its owner (created, deleted, or its gates changed) or the
+// TerraformCluster the owner inherits from.
+//
+// Nothing that happens between the first report and the watch is lost.
+// Informers on the Leases, CAPTF's runner pods and Jobs, and the three
+// kinds start first and list; only once they have synced is the scope
+// read, by Read, and decided. Each change the informers see after their
+// own list is queued, and handled after the first report: a change before
+// the read is in the report, a change after the informers' list is in the
+// queue, and the read comes after that list. A queued lock is read again
+// by ReadLock and decided; one that looks as it did prints nothing.
+//
+// One goroutine handles the queue and owns what was shown; the informers'
+// handlers only queue keys. client-go's informers reconnect when a watch
+// ends and relist when it expired (410 Gone). The Leases' and pods'
+// informers must list, as Read must: a failure before their first sync
+// ends the watch with its error. The Jobs' and the kinds' may not (RBAC,
+// a kind not served): then their changes are not followed, as Read shows
+// them unreadable.
+func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspect.Report) error, changed func(inspect.Change) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q := workqueue.NewTyped[watchKey]()
+	defer q.ShutDown()
+	go func() {
+		<-ctx.Done()
+		q.ShutDown()
+	}()
+	selected := func(sel string) informers.SharedInformerOption {
+		return informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = sel })
+	}
+	managed := inspect.LabelManaged + "=true"
+	leases := informers.NewSharedInformerFactoryWithOptions(r.Client, 0, informers.WithNamespace(s.Namespace), selected(s.Selector))
+	runners := informers.NewSharedInformerFactoryWithOptions(r.Client, 0, informers.WithNamespace(s.Namespace), selected(managed))
+	li, pi := leases.Coordination().V1().Leases().Informer(), runners.Core().V1().Pods().Informer()
+	ji := runners.Batch().V1().Jobs().Informer()
+	objs := metadatainformer.NewFilteredSharedInformerFactory(r.Metadata, 0, s.Namespace, nil)
+	w := &watcher{r: r, scope: s, leases: li.GetIndexer(), kinds: map[string]cache.Store{}, last: map[string]inspect.Result{}, byHost: map[string]map[string]bool{}, changed: changed}
+	for _, h := range []struct {
+		inf cache.SharedIndexInformer
+		key func(any) []watchKey
+	}{{li, leaseKey}, {pi, podKey}, {ji, jobKey}} {
+		if _, err := h.inf.AddEventHandler(queueing(q, h.key)); err != nil {
+			return err
+		}
+	}
+	kindInformers := map[string]cache.SharedIndexInformer{}
+	for _, k := range object.Kinds {
+		inf := objs.ForResource(k.GVR()).Informer()
+		kindInformers[k.Name] = inf
+		w.kinds[k.Name] = inf.GetStore()
+		if _, err := inf.AddEventHandler(queueing(q, func(obj any) []watchKey { return w.objectKeys(k, obj) })); err != nil {
+			return err
+		}
+	}
+	// A required list that fails before the first sync (RBAC, an
+	// unreachable server) ends the watch with that error, as a plain
+	// listing would; the reflector would otherwise retry it forever,
+	// printing nothing. An optional one stops instead, and is not waited
+	// for. Later failures are retried: the informers relist and nothing is
+	// missed.
+	required := map[cache.SharedIndexInformer]string{li: "leases", pi: "pods"}
+	optional := map[cache.SharedIndexInformer]string{ji: "jobs.batch"}
+	for name, inf := range kindInformers {
+		k, _ := object.KindByName(name)
+		optional[inf] = k.Resource + "." + object.Group
+	}
+	stops := map[cache.SharedIndexInformer]chan struct{}{}
+	for inf := range optional {
+		stops[inf] = make(chan struct{})
+	}
+	var mu sync.Mutex
+	var syncErr error
+	synced := false
+	for inf, resource := range required {
+		err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !synced && syncErr == nil {
+				syncErr = readError("list", resource, s.Namespace, err)
+				cancel()
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for inf := range optional {
+		stop := stops[inf]
+		err := inf.SetWatchErrorHandler(func(*cache.Reflector, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !synced && stop != nil {
+				close(stop)
+				stop = nil
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	var running sync.WaitGroup
+	defer func() { cancel(); running.Wait() }()
+	waitFor := []cache.InformerSynced{li.HasSynced, pi.HasSynced}
+	for inf := range required {
+		running.Go(func() { inf.Run(ctx.Done()) })
+	}
+	for inf := range optional {
+		stop := stops[inf]
+		running.Go(func() { inf.Run(mergeDone(ctx.Done(), stop)) })
+		waitFor = append(waitFor, func() bool {
+			select {
+			case <-stop:
+				return true // failed: not followed
+			default:
+				return inf.HasSynced()
+			}
+		})
+	}
+	ok := cache.WaitForCacheSync(ctx.Done(), waitFor...)
+	mu.Lock()
+	synced = true // from here on, a failed list is retried
+	err := syncErr
+	mu.Unlock()
+	if !ok {
+		return err // nil when ctx ended it
+	}
+	snap, err := r.Read(ctx, s)
+	if err != nil {
+		return err
+	}
+	rep := inspect.Decide(snap)
+	if err := initial(rep); err != nil {
+		return err
+	}
+	for _, res := range rep.Results {
+		w.remember(res)
+	}
+	for {
+		k, shutdown := q.Get()
+		if shutdown || ctx.Err() != nil {
+			return nil
+		}
+		err := w.recheck(ctx, k.namespace, k.name)
+		q.Done(k)
+		if err != nil && ctx.Err() == nil {
+			return err // a verdict is never left stale
+		}
+	}
+}
+
+// mergeDone is closed when either a or b is.
+func mergeDone(a <-chan struct{}, b chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		select {
+		case <-a:
+		case <-b:
+		}
+		close(out)
+	}()
+	return out
+}
+
+// watchKey is one queued lock, by its Lease: whether it is gone is decided
+// when the key is handled, from the informer's store, so that keys the
+// queue merges (an update, then a deletion and a re-creation) still end in
+// what is there now.
+type watchKey struct{ namespace, name string }
+
+// leaseKey is a lock Lease's own key.
+func leaseKey(obj any) []watchKey {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok || !inspect.IsLockLease(l.Name) {
+		return nil
+	}
+	return []watchKey{{l.Namespace, l.Name}}
+}
+
+// podKey is a pod's key; the watcher maps it to the locks it holds.
+func podKey(obj any) []watchKey {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	return []watchKey{{p.Namespace, podPrefix + p.Name}}
+}
+
+// podPrefix marks a pod's key: no Lease name starts with it.
+const podPrefix = "pod:"
+
+// jobKey is the lock of a runner Job's controller: the object it runs for.
+func jobKey(obj any) []watchKey {
+	j, ok := obj.(*batchv1.Job)
+	if !ok {
+		return nil
+	}
+	c := metav1.GetControllerOfNoCopy(j)
+	if c == nil {
+		return nil
+	}
+	k, ok := object.KindByName(c.Kind)
+	if !ok {
+		return nil
+	}
+	ref := object.Ref{Kind: k, Namespace: j.Namespace, Name: c.Name}
+	return []watchKey{{j.Namespace, object.LockLeaseName(object.DefaultWorkspace, ref.Suffix())}}
+}
+
+// objectKeys is the lock of a CAPTF object; for a TerraformCluster, also
+// the locks of the machines and pools of its Cluster, which inherit from
+// it.
+func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil
+	}
+	ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
+	keys := []watchKey{{m.Namespace, object.LockLeaseName(object.DefaultWorkspace, ref.Suffix())}}
+	cl := m.Labels[jobgate.ClusterNameLabel]
+	if k != object.TerraformCluster || cl == "" {
+		return keys
+	}
+	for _, kind := range []object.Kind{object.TerraformMachine, object.TerraformMachinePool} {
+		for _, o := range w.kinds[kind.Name].List() {
+			if om, ok := o.(*metav1.PartialObjectMetadata); ok && om.Namespace == m.Namespace && om.Labels[jobgate.ClusterNameLabel] == cl {
+				r := object.Ref{Kind: kind, Namespace: om.Namespace, Name: om.Name}
+				keys = append(keys, watchKey{om.Namespace, object.LockLeaseName(object.DefaultWorkspace, r.Suffix())})
+			}
+		}
+	}
+	return keys
+}
+
+// queueing is an informer handler that queues the keys of every change
+// after the informer's own first list; that list is what the first
+// report covers.
+func queueing(q workqueue.TypedInterface[watchKey], keysOf func(obj any) []watchKey) cache.ResourceEventHandler {
+	add := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		for _, k := range keysOf(obj) {
+			q.Add(k)
+		}
+	}
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initialList bool) {
+			if !initialList {
+				add(obj)
+			}
+		},
+		UpdateFunc: func(_, obj any) { add(obj) },
+		DeleteFunc: add,
+	}
+}
+
+// watcher is what the watch has reported, owned by the goroutine that
+// handles the queue.
+type watcher struct {
+	r     *Reader
+	scope inspect.Scope
+	// leases is the lease informer's store: a Lease not in it is gone, or
+	// has left the selector.
+	leases cache.Store
+	// kinds are the kinds' informers' stores, by Kind name.
+	kinds map[string]cache.Store
+	// last is each lock's last result, by namespace/name; byHost maps a
+	// holder pod (namespace/name) to the locks it holds.
+	last    map[string]inspect.Result
+	byHost  map[string]map[string]bool
+	changed func(inspect.Change) error
+}
+
+func (w *watcher) remember(r inspect.Result) {
+	l := r.Facts.Lease
+	k := inspect.Key(l.Namespace, l.Name)
+	w.last[k] = r
+	if l.Host != "" {
+		h := inspect.Key(l.Namespace, l.Host)
+		if w.byHost[h] == nil {
+			w.byHost[h] = map[string]bool{}
+		}
+		w.byHost[h][k] = true
+	}
+}
+
+// recheck re-reads the locks a queued key names (a pod's: those it holds)
+// and reports each when what a reader sees changed; a lock that is gone
+// (or has left the selector) is reported deleted.
+func (w *watcher) recheck(ctx context.Context, ns, name string) error {
+	if pod, ok := strings.CutPrefix(name, podPrefix); ok {
+		for lk := range w.byHost[inspect.Key(ns, pod)] {
+			l := w.last[lk].Facts.Lease
+			if l.Name == "" {
+				continue
+			}
+			if err := w.recheckLock(ctx, l.Namespace, l.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return w.recheckLock(ctx, ns, name)
+}
+
+func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
+	k := inspect.Key(ns, name)
+	prev, known := w.last[k]
+	_, present, err := w.leases.GetByKey(k)
+	deleted := err == nil && !present
+	var res inspect.Result
+	if !deleted {
+		snap, err := w.r.ReadLock(ctx, ns, name)
+		var none *inspect.NoLeaseError
+		switch {
+		case errors.As(err, &none):
+			deleted = true
+		case err != nil:
+			return fmt.Errorf("re-reading %s/%s: %w", ns, name, err)
+		default:
+			res, _ = inspect.DecideLock(snap, ns, name)
+		}
+	}
+	if deleted {
+		if !known {
+			return nil
+		}
+		delete(w.last, k)
+		return w.changed(inspect.Change{Result: prev, Deleted: true})
+	}
+	if !w.scope.AllWorkspaces && res.Facts.Lease.Workspace != object.DefaultWorkspace {
+		return nil
+	}
+	if known && same(prev, res) {
+		return nil
+	}
+	w.remember(res)
+	return w.changed(inspect.Change{Result: res})
+}
+
+// same is true when a reader would see no difference.
+func same(a, b inspect.Result) bool {
+	return a.Decision.Verdict == b.Decision.Verdict && a.Decision.Reason == b.Decision.Reason &&
+		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.ActiveJobName() == b.ActiveJobName()
+}

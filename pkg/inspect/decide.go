@@ -1,0 +1,131 @@
+package inspect
+
+import (
+	"sort"
+
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// Decide gives every lock of the snapshot its verdict, by Classify, and
+// what the snapshot says around it (the owner's gates, the active Job, how
+// a Stale lock's runner ended), in the order a reader scans them. It reads
+// nothing: the same snapshot always gives the same report.
+func Decide(s *Snapshot) *Report {
+	d := newDecider(s)
+	rep := &Report{Warnings: s.Warnings, Results: make([]Result, 0, len(s.Leases))}
+	for _, l := range s.Leases {
+		rep.Results = append(rep.Results, d.result(l))
+	}
+	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
+	return rep
+}
+
+// DecideLock gives the lock of the snapshot named namespace/name its
+// verdict, as Decide does; ok is false when the snapshot has no such
+// lock.
+func DecideLock(s *Snapshot, namespace, name string) (Result, bool) {
+	for _, l := range s.Leases {
+		if l.Namespace == namespace && l.Name == name {
+			return newDecider(s).result(l), true
+		}
+	}
+	return Result{}, false
+}
+
+// decider holds the indexes of one snapshot.
+type decider struct {
+	s      *Snapshot
+	owners *owners
+	jobs   jobIndex
+}
+
+func newDecider(s *Snapshot) *decider {
+	lists := make([]KindList, 0, len(s.Kinds))
+	for _, k := range object.Kinds {
+		if l, ok := s.Kinds[k.Name]; ok {
+			lists = append(lists, l)
+		}
+	}
+	return &decider{s: s, owners: newOwners(lists), jobs: indexJobs(s.Jobs)}
+}
+
+// result decides one lock.
+func (d *decider) result(l Lease) Result {
+	s := d.s
+	f := Facts{Lease: l}
+	var warnings []string
+	f.Owner, f.NoOwnerWhy, warnings = d.owners.resolve(l)
+	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)
+	if names(l) {
+		f.Pod = s.Pods[Key(l.Namespace, l.Host)]
+	}
+	var obj = s.Objects[ownerRef(f.Owner)]
+	if obj != nil {
+		env := d.jobEnv(f.Owner)
+		if cl, ok := s.Clusters[f.Owner.Ref]; ok {
+			env.Cluster = cl
+		} else {
+			// No owner of its kind: CAPTF's owner lookup never reaches
+			// the TerraformCluster (shared/owner.go ResolveOwner).
+			env.Cluster = jobgate.Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + jobgate.OwnerKind(f.Owner.Ref.Kind.Name) + " owner"}
+		}
+		if st, ok := s.States[f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix()]; ok {
+			env.State, env.StateWhy = st.Presence, st.Why
+		}
+		g := jobgate.Of(f.Owner.Ref.Kind.Name, obj, env)
+		f.Gate = &g
+	}
+	r := Result{Facts: f, Decision: Classify(f), Object: obj, Source: s.Sources[Key(l.Namespace, l.Name)]}
+	r.Death = Death(r, d.jobs.named, s.JobsErr == nil)
+	r.Unreadable = d.owners.unreadable(f.Owner)
+	if s.JobsErr != nil {
+		r.Unreadable = append(r.Unreadable, "jobs")
+	} else if f.Owner != nil {
+		r.ActiveJob = ActiveJob(d.jobs.of(f.Owner.Ref), f.Owner.Ref, f.Owner.UID)
+	}
+	return r
+}
+
+// ownerRef is an existing owner's reference, the zero Ref for none.
+func ownerRef(o *Owner) object.Ref {
+	if o == nil || o.Exists == nil || !*o.Exists {
+		return object.Ref{}
+	}
+	return o.Ref
+}
+
+// jobEnv is what the gates read of an owner's Jobs.
+func (d *decider) jobEnv(o *Owner) jobgate.Env {
+	switch {
+	case d.s.JobsErr != nil:
+		return jobgate.Env{JobsWhy: "the Jobs could not be listed"}
+	case o.UID == "":
+		return jobgate.Env{JobsWhy: "the object's uid is not known, so its Jobs cannot be told from an earlier object's"}
+	}
+	active, destroyed, lastApply := jobFacts(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID))
+	return jobgate.Env{JobsRead: true, ActiveJob: active, DestroySucceeded: destroyed, LastApplySucceeded: lastApply}
+}
+
+// before orders results as a reader scans them: by namespace, then by
+// object (kind, then name; locks of no object last), then by Lease name,
+// which is a hash and says nothing to a reader.
+func (r Result) before(o Result) bool {
+	x, y := r.Facts.Lease, o.Facts.Lease
+	if x.Namespace != y.Namespace {
+		return x.Namespace < y.Namespace
+	}
+	if a, b := r.Facts.Owner, o.Facts.Owner; a != nil || b != nil {
+		switch {
+		case b == nil:
+			return true
+		case a == nil:
+			return false
+		case a.Ref.Kind.Name != b.Ref.Kind.Name:
+			return a.Ref.Kind.Name < b.Ref.Kind.Name
+		case a.Ref.Name != b.Ref.Name:
+			return a.Ref.Name < b.Ref.Name
+		}
+	}
+	return x.Name < y.Name
+}
