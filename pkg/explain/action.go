@@ -33,7 +33,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 	}
 	deletes := ""
 	if x := d.DeletesLease; x != nil {
-		deletes = " " + deletionText(x)
+		deletes = " " + deletionText(x) + " " + reconciled(r)
 	}
 	switch d.Verdict {
 	case v1alpha1.Unlocked:
@@ -52,10 +52,13 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleOwnerGone:
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
 		case inspect.StaleClears:
-			return first + upper(unlock) + "."
+			return first + upper(unlock) + ". " + reconciled(r)
 		case inspect.StaleGateClosed:
 			if deletes != "" {
 				return first + "No Job: " + gateReason(r, gate) + "." + deletes
+			}
+			if g := r.Facts.Gate; g != nil && g.Releases {
+				return first + "Nothing: " + gateReason(r, gate) + ". Once the object is gone no controller reads this lock: clear it by hand."
 			}
 			return first + "Nothing: " + gateReason(r, gate) + ". The lock stays until that changes or it is cleared by hand."
 		case inspect.StaleGateUnsure:
@@ -80,6 +83,30 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		s += " Now: " + gate.Reason + "."
 	}
 	return s + deletes
+}
+
+// WatchFilterLabel is the label CAPTF's manager selects the objects it
+// reconciles by when it runs with --watch-filter
+// (predicates.ResourceHasFilterLabel in terraformcluster/setup.go
+// SetupWithManager, at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
+const WatchFilterLabel = "cluster.x-k8s.io/watch-filter"
+
+// reconciled is the assumption under every prediction of what CAPTF
+// does: that its manager reconciles the object. A manager run with
+// --namespace caches and reconciles one namespace only
+// (internal/manager/cache.go CacheOptions), one run with --watch-filter
+// only the objects labelled WatchFilterLabel with its value; the plugin
+// reads neither flag.
+//
+// r has an owner: only then does the plugin say that CAPTF acts.
+func reconciled(r inspect.Result) string {
+	s := "This assumes that CAPTF's manager reconciles the object (its --namespace and --watch-filter decide which it does"
+	if r.Object != nil {
+		if v, ok := r.Object.GetLabels()[WatchFilterLabel]; ok {
+			s += "; this one carries " + WatchFilterLabel + "=" + v
+		}
+	}
+	return s + ")."
 }
 
 // gateReason is the gate Classify decided with.

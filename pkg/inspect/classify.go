@@ -246,6 +246,14 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		default:
 			d.StaleCase = StaleCheckFails
 			reason += "; CAPTF's lock check GETs that pod and fails on every reconcile that reaches it, before anything else: no Job starts, no StateLocked is set, and on deletion no Retain or cleanup runs, so the lock stays until someone clears it (kubectl captf unlock may)"
+			switch {
+			case g == nil:
+				// The preamble may stop first (an externally managed
+				// deletion, which deletes the Lease); no Job either way.
+				reason += "; whether CAPTF's preamble stops before that check could not be read (the object's gates were not read)"
+			case g.MaybeBeforeLockCheck:
+				reason += "; unless CAPTF's preamble releases the object first: " + g.Reason
+			}
 		}
 		return d.done(f, v1alpha1.Stale, reason)
 	}

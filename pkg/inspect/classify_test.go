@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -275,10 +276,12 @@ func TestGatesDecideWhetherCAPTFClears(t *testing.T) {
 			u.SetFinalizers([]string{"x"})
 			_ = unstructured.SetNestedField(u.Object, "Retain", "spec", "deletionPolicy")
 		}, false, "deletionPolicy Retain"},
+		// The destroy renders an inputs record and needs a namespace that
+		// is not being deleted: not read here, so "if a Job starts".
 		{"destroy deletion", func(u *unstructured.Unstructured) {
 			u.SetDeletionTimestamp(&now)
 			_ = unstructured.SetNestedField(u.Object, "Destroy", "spec", "deletionPolicy")
-		}, true, "next Job (the destroy Job)"},
+		}, false, "if a Job starts"},
 		{"identity", func(u *unstructured.Unstructured) {
 			u.Object["status"] = cond("IdentityAllowed", "False", "IdentityNotFound")
 		}, false, "credentials are not ready"},
@@ -389,5 +392,32 @@ func TestStaleCase(t *testing.T) {
 	}
 	if s := StaleCase(99).String(); s != "StaleCase(99)" {
 		t.Errorf("out-of-range case prints %q", s)
+	}
+}
+
+// Classify on facts alone: a holder name client-go refuses fails CAPTF's
+// lock check, but the reason says when the preamble may stop first (the
+// gates unread, or an ownerless deletion CAPTF may release there).
+func TestRefusedNameAndThePreamble(t *testing.T) {
+	host := "captf-c-demo-apply-a1-d72d2a-ab/cd"
+	id, info := lockID, lockInfo(lockID, "root@"+host)
+	yes := true
+	facts := func(g *jobgate.Gate) Facts {
+		return Facts{Lease: ParseLease(lease(demo, &id, &info)), Owner: &Owner{Ref: demo, Exists: &yes, Via: "object"}, Gate: g}
+	}
+	for _, c := range []struct {
+		name string
+		gate *jobgate.Gate
+		want StaleCase
+		says string
+	}{
+		{"gates unread", nil, StaleCheckFails, "whether CAPTF's preamble stops before that check could not be read"},
+		{"an ownerless deletion CAPTF may release", &jobgate.Gate{State: jobgate.Unsure, Reason: "it has no Cluster owner reference and …", MaybeBeforeLockCheck: true}, StaleCheckFails, "unless CAPTF's preamble releases the object first: it has no Cluster owner reference"},
+		{"released in the preamble", &jobgate.Gate{State: jobgate.Closed, Reason: "released", BeforeLockCheck: true, Quiet: true, Releases: true}, StaleGateClosed, "CAPTF's reconcile stops before its lock check"},
+	} {
+		d := Classify(facts(c.gate))
+		if d.Verdict != v1alpha1.Stale || d.StaleCase != c.want || d.CAPTFClears || !strings.Contains(d.Reason, c.says) {
+			t.Errorf("%s: %s %v %q", c.name, d.Verdict, d.StaleCase, d.Reason)
+		}
 	}
 }

@@ -1,14 +1,18 @@
 package inspect
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
@@ -105,31 +109,81 @@ func activeOf(jobs []*batchv1.Job) *batchv1.Job {
 	return newest
 }
 
-// jobFacts are what the gates read of an object's own Jobs: the active
-// one, whether the newest finished destroy Job succeeded (bookkeeping.go
-// DestroySucceeded), and when the newest successful apply finished.
+// jobFacts are what the gates read of an object's own Jobs, as CAPTF's
+// bookkeeping reads them (bookkeeping.go Bookkeep and applyDestroy, at
+// 81a0ff422f986130946f62ca8e093aeff3e5fc2c; reconcile.go
+// lastApplySucceeded, at 99fd973d5e3cc29b95dce3c83e8a571f019a7597): the
+// active one; whether the newest finished apply or destroy Job is a
+// destroy that succeeded, a failed plan newer than both counting as the
+// newest (DestroySucceeded); and when the newest finished apply Job
+// finished, if it succeeded (nil when it failed or none is kept).
 func jobFacts(jobs []*batchv1.Job) (active string, destroyed bool, lastApply *time.Time) {
 	if a := activeOf(jobs); a != nil {
 		active = a.Name
 	}
-	var destroy, apply *batchv1.Job
-	var destroyAt, applyAt time.Time
-	for _, j := range jobs {
-		at, ok := finishedAt(j)
-		if !ok {
-			continue
-		}
+	done := finishedNewestFirst(jobs)
+	var newest, apply *batchv1.Job
+	planSeen := false
+	for _, j := range done {
 		switch op := opOf(j); {
-		case op == "destroy" && (destroy == nil || at.After(destroyAt)):
-			destroy, destroyAt = j, at
-		case op == "apply" && succeeded(j) && (apply == nil || at.After(applyAt)):
-			apply, applyAt = j, at
+		case op == "plan" && !planSeen:
+			planSeen = true
+			if !succeeded(j) && newest == nil {
+				newest = j
+			}
+		case op == "apply" || op == "destroy":
+			if newest == nil {
+				newest, destroyed = j, op == "destroy" && succeeded(j)
+			}
+			if op == "apply" && apply == nil {
+				apply = j
+			}
 		}
 	}
-	if apply != nil {
-		lastApply = &applyAt
+	if apply != nil && succeeded(apply) {
+		at, _ := finishedAt(apply)
+		lastApply = &at
 	}
-	return active, destroy != nil && succeeded(destroy), lastApply
+	return active, destroyed, lastApply
+}
+
+// finishedNewestFirst are the finished Jobs of jobs, the newest first
+// (by finishedAt, then by name, descending), as CAPTF's bookkeeping
+// orders them.
+func finishedNewestFirst(jobs []*batchv1.Job) []*batchv1.Job {
+	var done []*batchv1.Job
+	for _, j := range jobs {
+		if _, ok := finishedAt(j); ok {
+			done = append(done, j)
+		}
+	}
+	slices.SortStableFunc(done, func(a, b *batchv1.Job) int {
+		ta, _ := finishedAt(a)
+		tb, _ := finishedAt(b)
+		if c := tb.Compare(ta); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Name, a.Name)
+	})
+	return done
+}
+
+// UnbookkeptApply is whether the object u, whose own Jobs (ownJobs) are
+// own, has an apply Job CAPTF's bookkeeping has not read yet: a finished
+// one without jobgate.BookkeptAnnotation, or the apply Job its
+// status.activeJob names that is gone (preamble.go unbookkeptApply, at
+// 81a0ff422f986130946f62ca8e093aeff3e5fc2c). While one is there, CAPTF's
+// preamble never releases an ownerless deletion. It fills
+// jobgate.Env.UnbookkeptApply.
+func UnbookkeptApply(own []*batchv1.Job, u *unstructured.Unstructured) bool {
+	for _, j := range own {
+		if opOf(j) == "apply" && finished(j) && j.Annotations[jobgate.BookkeptAnnotation] != "true" {
+			return true
+		}
+	}
+	name, _, _ := unstructured.NestedString(u.Object, "status", "activeJob", "name")
+	op, _, _ := unstructured.NestedString(u.Object, "status", "activeJob", "operation")
+	return name != "" && op == "apply" && !slices.ContainsFunc(own, func(j *batchv1.Job) bool { return j.Name == name })
 }
 
 // opOf is a Job's op: its op label, else from its name.
@@ -157,7 +211,13 @@ func finishedAt(j *batchv1.Job) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// succeeded is whether a finished Job succeeded; a plan Job CAPTF
+// found without a readable plan counts as failed
+// (PlanUnreadableAnnotation).
 func succeeded(j *batchv1.Job) bool {
+	if j.Annotations["captf.io/plan-unreadable"] == "true" {
+		return false
+	}
 	for _, c := range j.Status.Conditions {
 		if c.Status == corev1.ConditionTrue {
 			switch c.Type {

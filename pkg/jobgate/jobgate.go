@@ -56,6 +56,14 @@ type Gate struct {
 	// Deletes is set when CAPTF deletes the lock Lease itself, without a
 	// Job; nil when it does not.
 	Deletes *Deletion
+	// Releases is true when CAPTF lets the object go (drops its
+	// finalizer) without a Job and without deleting the Lease: the lock
+	// then stays with no controller to read it.
+	Releases bool
+	// MaybeBeforeLockCheck is true when CAPTF's preamble may stop before
+	// the lock check, depending on what could not be read (an object
+	// without an owner reference that CAPTF may release there).
+	MaybeBeforeLockCheck bool
 }
 
 // Deletion is one of CAPTF's paths that delete an object's lock Lease
@@ -111,7 +119,9 @@ const (
 	Present
 )
 
-// Env is what the caller read around the object.
+// Env is what the caller read around the object. Its zero value is
+// "nothing read": every Presence is Unread, Records is unread, and the
+// rules then say "unsure" wherever the unread part decides.
 type Env struct {
 	// Cluster is what CAPTF's owner lookup finds for a TerraformMachine or
 	// TerraformMachinePool with an owner of its kind; unused for a
@@ -131,9 +141,26 @@ type Env struct {
 	// DestroySucceeded is true when its newest finished destroy Job
 	// succeeded.
 	DestroySucceeded bool
-	// LastApplySucceeded is when its newest successful apply Job finished;
-	// nil when none is kept.
+	// LastApplySucceeded is when its newest finished apply Job finished,
+	// if that Job succeeded; nil when none is kept or it failed
+	// (reconcile.go lastApplySucceeded).
 	LastApplySucceeded *time.Time
+	// UnbookkeptApply is whether an apply Job of the object finished and
+	// CAPTF's bookkeeping has not read it yet (no BookkeptAnnotation), or
+	// status.activeJob names an apply Job that is gone
+	// (preamble.go unbookkeptApply); Unread when not worked out.
+	UnbookkeptApply Presence
+	// Records are the object's inputs records and state backups
+	// (RecordsOf); read for an object being deleted.
+	Records Records
+	// NamespaceDeleting is whether the object's namespace has a
+	// deletionTimestamp: Present when it has, Absent when not, Unread
+	// when it could not be read (NamespaceWhy says why). In a
+	// terminating namespace the API server refuses every create, so
+	// CAPTF can create no Job there (reconcile.go startOp,
+	// namespaceTerminatingHold, deletionCredentials).
+	NamespaceDeleting Presence
+	NamespaceWhy      string
 }
 
 // Annotations CAPTF and Cluster API read.
@@ -175,6 +202,18 @@ func HasOwnerRef(kind string, u *unstructured.Unstructured) bool {
 	return false
 }
 
+// kindCode is the short kind CAPTF names an object's Jobs and inputs
+// Secrets with.
+func kindCode(kind string) string {
+	switch kind {
+	case "TerraformMachine":
+		return "m"
+	case "TerraformMachinePool":
+		return "mp"
+	}
+	return "c"
+}
+
 // finalizer is CAPTF's finalizer on an object of kind.
 func finalizer(kind string) string { return strings.ToLower(kind) + ".infrastructure.cluster.x-k8s.io" }
 
@@ -187,7 +226,8 @@ var heldState = map[string]bool{
 
 // Of reads the gates of one CAPTF object (kind is its exact Kind), in the
 // order of CAPTF's reconcile: the preamble (externally managed, owner,
-// pause), then the deletion or the Job decision.
+// the release of an ownerless deletion, pause), then the deletion or the
+// Job decision.
 func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
 	deleting := u.GetDeletionTimestamp() != nil
 	conds := conditions(u)
@@ -200,29 +240,55 @@ func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
 		return externallyManaged(kind, u, env)
 	}
 	// Stage 2: the owner lookup. A gate stops the reconcile only while
-	// the object is not being deleted.
+	// the object is not being deleted; an ownerless deletion may be
+	// released here, before the pause and the lock check.
 	hasRef := HasOwnerRef(kind, u)
-	if !hasRef && !deleting {
+	var maybeReleased string
+	switch {
+	case !hasRef && !deleting:
 		reason := "WaitingForOwner"
 		if kind != "TerraformCluster" && len(u.GetOwnerReferences()) > 0 {
 			reason = "WaitingForOwner" + OwnerKind(kind)
 		}
 		return preamble(closed("the object has no %s owner reference: CAPTF waits for one (DependenciesReady %s) and stops before the lock check, so no Job starts", OwnerKind(kind), reason))
-	}
-	if !deleting {
+	case !hasRef:
+		released, release, prefix := ownerless(kind, u, conds, env)
+		switch release {
+		case Present:
+			return released
+		case Unread:
+			maybeReleased = prefix
+		}
+		// Without an owner reference CAPTF's owner lookup never reaches
+		// a TerraformCluster (shared/owner.go ResolveOwner).
+		if inherits(kind) {
+			env.Cluster = Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + OwnerKind(kind) + " owner reference"}
+		}
+	case !deleting:
 		if env.Cluster.NotTerraform != "" && inherits(kind) {
 			return preamble(closed("%s: CAPTF's owner gate ClusterNotTerraform stops before the lock check, so no Job starts", env.Cluster.NotTerraform))
 		}
 		if c, ok := conds["DependenciesReady"]; ok && c.status != "True" && c.reason == "OwnerMismatch" {
 			if kind == "TerraformMachine" && isProvisioned(u) {
-				return unsure("DependenciesReady says %s, but CAPTF re-derives that gate on every reconcile from the Machine, which the plugin does not read, and nothing rewrites the condition of a provisioned TerraformMachine: if the Machine still does not reference this object, CAPTF stops before the lock check; if it does, the condition is left over", c.says())
+				return unsure("DependenciesReady says %s, but CAPTF re-derives that gate on every reconcile from the Machine, which the plugin does not read, and nothing rewrites the condition of a provisioned TerraformMachine but that gate: if the Machine still does not reference this object, CAPTF stops before the lock check; if it does, the condition is left over", c.says())
 			}
 			return preamble(closed("CAPTF stops before the lock check (DependenciesReady %s), so no Job starts", c.says()))
 		}
 	}
-	// Stage 4: pause (the lock check still runs while paused).
+	g := afterOwner(kind, u, conds, env, deleting)
+	if maybeReleased != "" {
+		g = uncertain(g, maybeReleased)
+		g.MaybeBeforeLockCheck = true
+	}
+	return g
+}
+
+// afterOwner is the rest of the reconcile once the owner lookup lets it
+// go on: the pause (stage 4; the lock check still runs while paused),
+// then the deletion or the Job decision.
+func afterOwner(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env, deleting bool) Gate {
 	paused := ""
-	if _, ok := annotations[PausedAnnotation]; ok {
+	if _, ok := u.GetAnnotations()[PausedAnnotation]; ok {
 		paused = "annotation " + PausedAnnotation
 	} else if c, ok := conds["Paused"]; ok && c.status == "True" {
 		paused = "condition Paused: " + c.says()
@@ -236,9 +302,53 @@ func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
 		return g
 	}
 	if deleting {
-		return deletion(kind, u, conds, env, hasRef)
+		return deletion(kind, u, conds, env)
 	}
 	return live(kind, u, conds, env)
+}
+
+// ownerless is the preamble's release of a deleted object without an
+// owner reference (preamble.go ownerlessRelease): CAPTF drops its
+// finalizer there, without a Job and leaving the Lease, when it has no
+// state (any Secret of StateSelector), no active Job, no apply Job its
+// bookkeeping has not read, no blocked deletion and no sign of an apply
+// (everApplied: an unconfirmed apply, provisioned, the inputs records'
+// marks, a state backup). It returns that release's gate, whether CAPTF
+// releases it (Present), goes on to the full reconcile (Absent) or
+// whether that depends on what could not be read (Unread, with the
+// prefix that says what).
+func ownerless(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) (Gate, Presence, string) {
+	var unknown []string
+	switch env.State {
+	case Present:
+		return Gate{}, Absent, ""
+	case Unread:
+		unknown = append(unknown, "whether its state Secret exists ("+env.StateWhy+")")
+	}
+	switch {
+	case !env.JobsRead:
+		unknown = append(unknown, "its Jobs ("+env.JobsWhy+")")
+	case env.ActiveJob != "" || env.UnbookkeptApply == Present:
+		return Gate{}, Absent, ""
+	case env.UnbookkeptApply == Unread:
+		unknown = append(unknown, "whether an apply Job of it is not bookkept yet")
+	}
+	if c, ok := conds["DeletionBlocked"]; ok && c.status == "True" && kind == "TerraformCluster" {
+		return Gate{}, Absent, ""
+	}
+	applied, _, known := appliedBefore(isProvisioned(u), env.Records)
+	switch {
+	case applied || (known && env.Records.Interrupted != ""):
+		return Gate{}, Absent, ""
+	case !known:
+		unknown = append(unknown, "its inputs records and state backups ("+whyOr(env.Records.Why)+")")
+	}
+	g := preamble(closed("the object is being deleted without a %s owner reference, state, Job or sign of an apply: CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease", OwnerKind(kind)))
+	g.Releases = true
+	if len(unknown) == 0 {
+		return g, Present, ""
+	}
+	return g, Unread, fmt.Sprintf("it has no %s owner reference and %s could not be read: with no state, Job or sign of an apply CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease; otherwise", OwnerKind(kind), strings.Join(unknown, ", "))
 }
 
 // externallyManaged is the release of an externally managed object being
@@ -247,7 +357,9 @@ func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
 // lock Lease, before the lock check.
 func externallyManaged(kind string, u *unstructured.Unstructured, env Env) Gate {
 	if !hasFinalizer(u, finalizer(kind)) {
-		return preamble(closed("the object is being deleted with the %s annotation and without CAPTF's finalizer %s: CAPTF does nothing more with it, starts no Job and leaves the Lease", ExternallyManagedAnnotation, finalizer(kind)))
+		g := preamble(closed("the object is being deleted with the %s annotation and without CAPTF's finalizer %s: CAPTF does nothing more with it, starts no Job and leaves the Lease", ExternallyManagedAnnotation, finalizer(kind)))
+		g.Releases = true
+		return g
 	}
 	g := preamble(closed("the object is being deleted with the %s annotation: CAPTF releases it without a Job", ExternallyManagedAnnotation))
 	g.Deletes = &Deletion{
@@ -260,22 +372,9 @@ func externallyManaged(kind string, u *unstructured.Unstructured, env Env) Gate 
 }
 
 // deletion follows CAPTF's destroy path for an object being deleted
-// (reconcile.go run): the inputs, the dependency gates, the plan gating,
-// the drift schedule and the Job policy check do not apply to it.
-func deletion(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env, hasRef bool) Gate {
-	var wrap string
-	if !hasRef {
-		// preamble.go: with no owner reference and no state, CAPTF either
-		// releases the object in its preamble (ownerlessRelease) or, as it
-		// applied before, holds a deletion whose state is lost; neither
-		// starts a Job or touches the Lease.
-		switch env.State {
-		case Absent:
-			return closed("the object is being deleted without a %s owner reference and without a state Secret: CAPTF releases it in its preamble or holds the deletion, starting no Job and leaving the Lease", OwnerKind(kind))
-		case Unread:
-			wrap = fmt.Sprintf("it has no %s owner reference and whether its state Secret exists could not be read (%s): without one CAPTF starts no Job and leaves the Lease; with one", OwnerKind(kind), env.StateWhy)
-		}
-	}
+// (reconcile.go run): the inputs gate, the plan gating, the drift
+// schedule and the Job policy check do not apply to it.
+func deletion(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
 	g := deletionSteps(kind, u, conds, env)
 	if !env.JobsRead {
 		g = uncertain(g, "its Jobs could not be read ("+env.JobsWhy+"): if its newest destroy Job succeeded, CAPTF's cleanup deletes the Lease instead; otherwise")
@@ -283,9 +382,6 @@ func deletion(kind string, u *unstructured.Unstructured, conds map[string]condit
 			g.Deletes = &Deletion{Path: PathCleanupAfterDestroy, When: "if its newest destroy Job succeeded: at CAPTF's next reconcile of the object, once no Job of it runs",
 				Why: "after a successful destroy CAPTF's cleanup deletes the state Secrets and the lock Lease, whoever holds it (cleanup.go Cleanup, state.DeleteLock); the Jobs could not be read (" + env.JobsWhy + ")", AfterLockCheck: true}
 		}
-	}
-	if wrap != "" {
-		g = uncertain(g, wrap)
 	}
 	return withJobs(g, env)
 }
@@ -303,8 +399,35 @@ func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]c
 		g.Quiet = true
 		return g
 	}
+	// A machine or pool whose owner does not reference it back: CAPTF's
+	// ResolveOwner returns before LookupCluster, so nothing is inherited
+	// (shared/owner.go). The plugin does not read Machines or
+	// MachinePools, so whether the mismatch still holds is not known.
+	c, mismatch := conds["DependenciesReady"]
+	mismatch = mismatch && c.status != "True" && c.reason == "OwnerMismatch" && inherits(kind) && str(u, "spec", "deletionPolicy") == ""
+	if !mismatch {
+		return policySteps(kind, u, conds, env)
+	}
+	none := env
+	none.Cluster = Cluster{Read: true, Why: "CAPTF looks no TerraformCluster up for an owner that does not reference the object back (OwnerMismatch)"}
+	if p := Resolve(kind, u, env.Cluster).Policy; p.Known && p.S == "" {
+		// Unresolved either way.
+		return policySteps(kind, u, conds, env)
+	}
+	return uncertain(policySteps(kind, u, conds, env), fmt.Sprintf("DependenciesReady says %s, which CAPTF re-derives from the %s the plugin does not read: if that owner still does not reference it back, CAPTF looks up no TerraformCluster, its deletionPolicy is unresolved (DeletionPolicyUnresolved) and neither a destroy nor a Retain runs; otherwise", c.says(), OwnerKind(kind)))
+}
+
+// policySteps follows the deletion from its policy on: an unresolved
+// policy, a retained state, Retain, a held state, no state, then the
+// destroy Job.
+func policySteps(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
 	eff := Resolve(kind, u, env.Cluster)
-	if c, ok := conds["Deleting"]; ok && c.reason == "DeletionPolicyUnresolved" {
+	// CAPTF writes DeletionPolicyUnresolved only for an object without a
+	// policy of its own whose TerraformCluster it cannot find; one left
+	// over once the object sets a policy, or once the plugin finds the
+	// TerraformCluster, is rewritten at CAPTF's next pass (reconcile.go
+	// setup resets Deleting).
+	if c, ok := conds["Deleting"]; ok && c.reason == "DeletionPolicyUnresolved" && str(u, "spec", "deletionPolicy") == "" && (!env.Cluster.Read || env.Cluster.Object == nil) {
 		g := closed("its deletion waits (Deleting %s): neither a destroy nor a Retain runs", c.says())
 		g.Quiet = true
 		return g
@@ -321,7 +444,9 @@ func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]c
 		return g
 	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
-		return closed("CAPTF found its state retained by an earlier object of its name (StateReadable %s): it releases the object without a Job and without touching the Lease", c.says())
+		g := closed("CAPTF found its state retained by an earlier object of its name (StateReadable %s): it releases the object without a Job and without touching the Lease", c.says())
+		g.Releases = true
+		return g
 	}
 	if eff.Policy.S == "Retain" {
 		g := closed("the object is being deleted under deletionPolicy Retain (%s): no Job starts", eff.Policy.From)
@@ -330,43 +455,135 @@ func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]c
 		return g
 	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
-		if serial, ok := restoreRequested(u); ok {
-			g := unsure("CAPTF holds the deletion on the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock; the destroy follows", c.says(), RestoreAnnotation, serial)
-			g.Next = "the restore Job"
-			return g
-		}
-		return closed("CAPTF holds the deletion on the state (StateReadable %s): no Job but a restore starts", c.says())
+		return held(u, conds, env, "CAPTF holds the deletion on the state (StateReadable "+c.says()+")", "; the destroy follows")
 	}
 	switch env.State {
 	case Absent:
-		if isProvisioned(u) {
-			return closed("its state Secret is missing although it is provisioned: CAPTF holds the deletion (StateLost), and no Job but a restore starts")
-		}
-		g := closed("it has no state Secret: CAPTF starts no destroy Job")
-		g.Deletes = &Deletion{Path: PathCleanupWithoutState, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free, unless CAPTF finds that it applied before (an applied inputs record, a state backup, an apply whose outcome is unknown), when it holds the deletion instead",
-			Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", AfterLockCheck: true}
-		return g
+		return noState(u, conds, env)
 	case Unread:
 		g := unsure("whether its state Secret exists could not be read (%s): with one, the destroy Job force-unlocks the lock; without one, no Job starts", env.StateWhy)
 		g.Next = "the destroy Job"
 		g.Deletes = &Deletion{Path: PathCleanupWithoutState, When: "if it has no state Secret: at CAPTF's next reconcile of the object, once no Job of it runs, unless CAPTF finds that it applied before",
 			Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", AfterLockCheck: true}
-		return g
+		return creates(g, u, conds, env, true)
 	}
+	next := "the destroy Job"
 	if c, ok := conds["ApplyJobSucceeded"]; ok {
 		switch c.reason {
 		case "DestroyFailed":
-			return withNext(unsure("the last destroy failed (ApplyJobSucceeded %s): when its inputs Secrets are missing no destroy Job starts; otherwise it is retried after its backoff", c.says()), "the destroy Job")
+			if !env.Records.Read {
+				return creates(withNext(unsure("the last destroy failed (ApplyJobSucceeded %s): when its inputs Secrets are missing no destroy Job starts; otherwise it is retried after its backoff", c.says()), next), u, conds, env, true)
+			}
+			next = "the destroy Job, retried after its backoff (ApplyJobSucceeded " + c.says() + ")"
 		case "IdentityNotAllowed":
-			return withNext(unsure("the last destroy was refused (ApplyJobSucceeded %s); CAPTF checks the identity again when the destroy is about to start", c.says()), "the destroy Job")
+			return creates(withNext(unsure("the last destroy was refused (ApplyJobSucceeded %s); CAPTF checks the identity again when the destroy is about to start", c.says()), next), u, conds, env, true)
 		}
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
 		if c, ok := conds[t]; ok && c.status != "True" {
-			return withNext(unsure("the runner's credentials were not ready (%s %s); CAPTF prepares them again when the destroy is about to start", t, c.says()), "the destroy Job")
+			return creates(withNext(unsure("the runner's credentials were not ready (%s %s); CAPTF prepares them again when the destroy is about to start", t, c.says()), next), u, conds, env, true)
 		}
 	}
-	return withNext(Gate{State: Open}, "the destroy Job")
+	// What the destroy renders (reconcile.go destroyFiles): the inputs
+	// record, else, for a mutable kind, its inputs built again.
+	durable, applied := InputsSecrets(kindCode(kind), u.GetName())
+	switch r := env.Records; {
+	case !r.Read && kind == "TerraformMachine":
+		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them, and without them CAPTF cannot render it (DestroyFailed) and starts no Job", whyOr(r.Why)), next), u, conds, env, true)
+	case !r.Read:
+		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them; without them CAPTF builds its inputs again, and the destroy starts only if its dependency gates pass and the inputs fit a Secret", whyOr(r.Why)), next), u, conds, env, true)
+	case r.Inputs:
+		return creates(withNext(Gate{State: Open}, next), u, conds, env, true)
+	case kind == "TerraformMachine":
+		return closed("it has no inputs record (Secrets %s and %s are missing): CAPTF cannot render its destroy (ApplyJobSucceeded False/DestroyFailed) and starts no Job until they are restored or it is set to deletionPolicy Retain", durable, applied)
+	}
+	return creates(withNext(unsure("it has no inputs record (Secrets %s and %s are missing), so CAPTF builds its inputs again for the destroy: the destroy Job starts only if its dependency gates pass (else DestroyFailed) and the inputs fit a Secret (else InputsTooLarge)", durable, applied), next), u, conds, env, true)
+}
+
+// noState is a deletion without state (reconcile.go noState, decide.go
+// DeletingWithoutState): held when the object applied before
+// (appliedBefore: StateLost) or an apply's outcome is unconfirmed
+// (ApplyOutcomeUnknown), where only a restore asked for starts a Job;
+// otherwise CAPTF drops the finalizer and its cleanup deletes the Lease.
+func noState(u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
+	applied, why, known := appliedBefore(isProvisioned(u), env.Records)
+	cleanup := &Deletion{Path: PathCleanupWithoutState, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
+		Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", Certain: true, AfterLockCheck: true}
+	switch {
+	case applied:
+		return held(u, conds, env, "its state Secret is missing although "+why+": CAPTF holds the deletion (StateReadable False/StateLost)", "; the destroy follows")
+	case known && env.Records.Interrupted != "":
+		return held(u, conds, env, "it has no state Secret, but apply Job "+env.Records.Interrupted+" may have created resources: CAPTF holds the deletion (StateReadable False/ApplyOutcomeUnknown)", "")
+	case !known:
+		cleanup.Certain = false
+		cleanup.When += ", unless CAPTF finds that it applied before (an applied inputs record, a state backup, an apply whose outcome is unknown), when it holds the deletion instead"
+		g := closed("it has no state Secret: CAPTF starts no destroy Job")
+		if serial, ok := restoreRequested(u); ok {
+			// Held, a restore asked for starts (restore.go restoreTarget).
+			g = creates(withNext(unsure("it has no state Secret: if CAPTF finds that it applied before, it holds the deletion and only the restore Job asked for (%s=%s) starts, if that backup exists; otherwise no Job starts", RestoreAnnotation, serial), "the restore Job"), u, conds, env, true)
+		}
+		g.Deletes = cleanup
+		return g
+	}
+	if env.UnbookkeptApply != Absent {
+		cleanup.Certain = false
+		cleanup.When += ", unless an apply Job CAPTF has not bookkept yet succeeded or ended without a result, when it holds the deletion instead"
+	}
+	g := closed("it has no state Secret and no sign of an apply: CAPTF starts no destroy Job")
+	g.Deletes = cleanup
+	return g
+}
+
+// held is a deletion or an object CAPTF holds on its state (why): no Job
+// starts but a restore asked for, which comes first if its backup exists
+// (reconcile.go run: held && !restore; restore.go restoreTarget), and
+// carries the force-unlock.
+func held(u *unstructured.Unstructured, conds map[string]condition, env Env, why, after string) Gate {
+	serial, ok := restoreRequested(u)
+	switch {
+	case !ok:
+		return closed("%s: no Job but a restore starts", why)
+	case env.Records.Read && !env.Records.Backups:
+		return closed("%s, and the restore asked for (%s=%s) has no state backup to push (RestoreBackupNotFound): no Job starts", why, RestoreAnnotation, serial)
+	}
+	g := unsure("%s; only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock%s", why, RestoreAnnotation, serial, after)
+	g.Next = "the restore Job"
+	return creates(g, u, conds, env, u.GetDeletionTimestamp() != nil)
+}
+
+// creates is g, a gate under which a Job may start, as the object's
+// namespace allows it: in a terminating namespace the API server refuses
+// every create, so CAPTF's leases and Job are never created
+// (reconcile.go startOp and namespaceTerminatingHold, which says so in
+// Deleting or ApplyJobSucceeded; a deletion's credentials,
+// deletionCredentials). Retain and the cleanups only delete, so a
+// deletion of the Lease stays. Whether the namespace is terminating
+// decides for a deleted object; a live object in a terminating namespace
+// is itself deleted by the namespace's deletion, so an unread namespace
+// changes nothing for it.
+func creates(g Gate, u *unstructured.Unstructured, conds map[string]condition, env Env, deleting bool) Gate {
+	if g.State == Closed {
+		return g
+	}
+	ns := u.GetNamespace()
+	terminating := env.NamespaceDeleting == Present
+	for _, t := range []string{"Deleting", "ApplyJobSucceeded"} {
+		if c, ok := conds[t]; ok && strings.HasPrefix(c.message, "Namespace "+ns+" is terminating") {
+			terminating = true
+		}
+	}
+	switch {
+	case terminating:
+		out := closed("namespace %s is being deleted: the API server refuses every create there, so CAPTF cannot create %s or any other Job (namespaceTerminatingHold)", ns, nextOr(g.Next, "its next Job"))
+		if g.Deletes != nil {
+			d := *g.Deletes
+			out.Deletes = &d
+		}
+		return out
+	case deleting && env.NamespaceDeleting == Unread && g.State == Open:
+		return uncertain(g, fmt.Sprintf("whether namespace %s is being deleted could not be read (%s): if it is, CAPTF can create no Job there; otherwise", ns, whyOr(env.NamespaceWhy)))
+	}
+	return g
 }
 
 // live follows CAPTF's Job decision for an object not being deleted
@@ -382,13 +599,12 @@ func live(kind string, u *unstructured.Unstructured, conds map[string]condition,
 		}
 	}
 	serial, restore := restoreRequested(u)
+	if restore && env.Records.Read && !env.Records.Backups {
+		// restore.go restoreTarget: no backup of that serial, no restore.
+		restore = false
+	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
-		if restore {
-			g := unsure("CAPTF holds the state (StateReadable %s); only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock", c.says(), RestoreAnnotation, serial)
-			g.Next = "the restore Job"
-			return g
-		}
-		return closed("CAPTF holds the state (StateReadable %s): no Job but a restore starts", c.says())
+		return held(u, conds, env, "CAPTF holds the state (StateReadable "+c.says()+")", "")
 	}
 	g := schedule(kind, u, conds, env)
 	if restore && g.State != Open {
@@ -397,7 +613,7 @@ func live(kind string, u *unstructured.Unstructured, conds map[string]condition,
 		g = unsure("a restore is asked for (%s=%s): its Job starts first if that backup exists, and carries the force-unlock; otherwise %s", RestoreAnnotation, serial, g.Reason)
 		g.Next = "the restore Job"
 	}
-	return g
+	return creates(g, u, conds, env, false)
 }
 
 // schedule is whether a Job is due for an object not being deleted, and
@@ -427,6 +643,10 @@ func schedule(kind string, u *unstructured.Unstructured, conds map[string]condit
 	}
 	if c, ok := conds["DriftJobSucceeded"]; ok && c.reason == "DurableInputsMissing" {
 		return unsure("refresh and drift Jobs wait for their inputs (DriftJobSucceeded %s)", c.says())
+	}
+	if kind == "TerraformMachine" && isProvisioned(u) && env.Records.Read && !env.Records.Inputs {
+		durable, applied := InputsSecrets(kindCode(kind), u.GetName())
+		return closed("it has no inputs record (Secrets %s and %s are missing): the refresh and drift Jobs of a provisioned TerraformMachine render it, so CAPTF starts none (DriftJobSucceeded DurableInputsMissing); only a restore starts", durable, applied)
 	}
 	if kind == "TerraformMachinePool" {
 		return withNext(Gate{State: Open}, "a membership refresh Job ("+every(eff.Membership)+")")
@@ -544,6 +764,15 @@ func uncertain(g Gate, prefix string) Gate {
 		out.Deletes = &d
 	}
 	return out
+}
+
+// whyOr is why something could not be read, "not read" when the caller
+// gave no reason (it did not read it at all).
+func whyOr(why string) string {
+	if why == "" {
+		return "not read"
+	}
+	return why
 }
 
 func nextOr(next, def string) string {

@@ -67,9 +67,10 @@ func tc(edits ...func(u *unstructured.Unstructured)) Cluster {
 }
 
 // env is a read environment: a TerraformCluster without defaults, Jobs
-// read and none active, the state present.
+// read and none active nor left unbookkept, the state, the inputs
+// records and state backups present, the namespace not being deleted.
 func env(edits ...func(*Env)) Env {
-	e := Env{Cluster: tc(), JobsRead: true, State: Present}
+	e := Env{Cluster: tc(), JobsRead: true, State: Present, UnbookkeptApply: Absent, Records: Records{Read: true, Inputs: true, Backups: true}, NamespaceDeleting: Absent}
 	for _, f := range edits {
 		f(&e)
 	}
@@ -77,6 +78,15 @@ func env(edits ...func(*Env)) Env {
 }
 
 func withCluster(c Cluster) func(*Env) { return func(e *Env) { e.Cluster = c } }
+func withRecords(r Records) func(*Env) { return func(e *Env) { e.Records = r } }
+func withNamespace(p Presence) func(*Env) {
+	return func(e *Env) { e.NamespaceDeleting, e.NamespaceWhy = p, "Forbidden" }
+}
+func withUnbookkept(p Presence) func(*Env) { return func(e *Env) { e.UnbookkeptApply = p } }
+func noOwner(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }
+
+// noRecords is an object without inputs records or state backups.
+var noRecords = Records{Read: true}
 func withState(p Presence) func(*Env) {
 	return func(e *Env) { e.State, e.StateWhy = p, "Forbidden" }
 }
@@ -175,12 +185,18 @@ func TestOf(t *testing.T) {
 			cond("ApplyJobSucceeded", "False", "JobPolicyInvalid"), cond("DependenciesReady", "False", "WaitingForClusterExports"), set(int64(3600), "spec", "jobs", "lockTimeoutSeconds")), env: env(), state: Open, next: "the destroy Job"},
 		{name: "destroy past a plan approval", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, cond("ApplyJobSucceeded", "Unknown", "PlanAwaitingApproval")), env: env(), state: Open},
 		{name: "owner gates fall through while deleting", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("DependenciesReady", "False", "OwnerMismatch")), env: env(), state: Open},
-		{name: "destroy failed", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("ApplyJobSucceeded", "False", "DestroyFailed")), env: env(), state: Unsure, says: "destroy failed"},
+		{name: "destroy failed, records unread", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("ApplyJobSucceeded", "False", "DestroyFailed")), env: env(withRecords(Records{})), state: Unsure, says: "destroy failed"},
 		{name: "credentials re-checked at the destroy", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("IdentityAllowed", "False", "IdentityNotFound")), env: env(), state: Unsure, says: "again when the destroy is about to start"},
 		{name: "deletion blocked", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, cond("DeletionBlocked", "True", "DependentsExist")), env: env(), state: Closed, quiet: true, says: "blocked"},
-		{name: "deletion policy unresolved condition", u: obj(deleting, cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(), state: Closed, quiet: true, says: "neither a destroy nor a Retain"},
+		{name: "deletion policy unresolved condition", u: obj(deleting, cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(withCluster(Cluster{Read: true, Why: "none"})), state: Closed, quiet: true, says: "neither a destroy nor a Retain"},
+		{name: "deletion policy unresolved condition, cluster unread", u: obj(deleting, cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(withCluster(unread)), state: Closed, quiet: true, says: "Deleting True/DeletionPolicyUnresolved"},
+		// Finding 8: CAPTF writes it only without an own policy and a
+		// TerraformCluster; left over, it decides nothing.
+		{name: "left-over DeletionPolicyUnresolved, own Retain", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(), state: Closed, deletes: PathRetain, certain: true},
+		{name: "left-over DeletionPolicyUnresolved, own Destroy", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(), state: Open, next: "the destroy Job"},
+		{name: "left-over DeletionPolicyUnresolved, the cluster found since", u: obj(deleting, cond("Deleting", "True", "DeletionPolicyUnresolved")), env: env(), state: Open, next: "the destroy Job"},
 		{name: "destroy succeeded: cleanup", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(func(e *Env) { e.DestroySucceeded = true }), state: Closed, quiet: true, deletes: PathCleanupAfterDestroy, certain: true},
-		{name: "no state, never provisioned: cleanup, maybe", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent)), state: Closed, deletes: PathCleanupWithoutState},
+		{name: "no state, never provisioned, records unread: cleanup, maybe", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(Records{})), state: Closed, deletes: PathCleanupWithoutState},
 		{name: "no state, provisioned: held", u: obj(deleting, provisioned, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent)), state: Closed, says: "StateLost"},
 		{name: "state unreadable", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Unread)), state: Unsure, says: "could not be read (Forbidden)", deletes: PathCleanupWithoutState},
 		{name: "retain, state unreadable: Retain deletes anyway", u: obj(deleting, set("Retain", "spec", "deletionPolicy")), env: env(withState(Unread)), state: Closed, deletes: PathRetain, certain: true},
@@ -192,8 +208,67 @@ func TestOf(t *testing.T) {
 			u.SetFinalizers([]string{"terraformmachine.infrastructure.cluster.x-k8s.io"})
 		}), env: env(), state: Closed, quiet: true, deletes: PathExternallyManaged, certain: true},
 		{name: "externally managed, deleting, CAPTF's finalizer gone", u: obj(deleting, annotate(ExternallyManagedAnnotation, "x")), env: env(), state: Closed, quiet: true, says: "without CAPTF's finalizer"},
-		{name: "deleting without an owner or state", u: obj(deleting, func(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }), env: env(withState(Absent)), state: Closed, says: "leaving the Lease"},
-		{name: "deleting without an owner, state unreadable", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), func(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }), env: env(withState(Unread)), state: Unsure, deletes: PathRetain},
+
+		// Finding 2 and 9: the preamble's release of an ownerless
+		// deletion (preamble.go ownerlessRelease), before the pause and
+		// the lock check.
+		{name: "deleting without an owner or state", u: obj(deleting, noOwner), env: env(withState(Absent), withRecords(noRecords)), state: Closed, quiet: true, says: "drops its finalizer in its preamble, starting no Job and leaving the Lease"},
+		{name: "deleting without an owner or state, paused: released first", u: obj(deleting, noOwner, annotate(PausedAnnotation, "")), env: env(withState(Absent), withRecords(noRecords)), state: Closed, quiet: true, says: "drops its finalizer in its preamble"},
+		{name: "deleting without an owner, state unreadable", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), noOwner), env: env(withState(Unread), withRecords(noRecords)), state: Unsure, says: "whether its state Secret exists (Forbidden) could not be read", deletes: PathRetain},
+		{name: "deleting without an owner, state unreadable, backups: not released", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), noOwner), env: env(withState(Unread)), state: Closed, deletes: PathRetain, certain: true},
+		{name: "deleting without an owner or state, applied before, own Retain", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
+			env: env(withState(Absent), withRecords(Records{Read: true, Applied: true, Inputs: true})), state: Closed, deletes: PathRetain, certain: true},
+		{name: "deleting without an owner or state, records unread, own Retain", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
+			env: env(withState(Absent), withRecords(Records{})), state: Unsure, says: "its inputs records and state backups (not read) could not be read", deletes: PathRetain},
+		{name: "deleting without an owner or state, provisioned, Destroy: held", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, provisioned),
+			env: env(withState(Absent), withRecords(Records{})), state: Closed, says: "StateLost"},
+		{name: "deleting without an owner or state, an unbookkept apply: the cleanup may run", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner),
+			env: env(withState(Absent), withRecords(noRecords), withUnbookkept(Present)), state: Closed, deletes: PathCleanupWithoutState},
+		{name: "deleting without an owner or state, an active Job", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
+			env: env(withState(Absent), withRecords(noRecords), func(e *Env) { e.ActiveJob = "captf-c-web-apply-a1-aaaaaa" }), state: Closed, deletes: PathRetain, certain: true},
+		{name: "deleting without an owner, paused, records unread", u: obj(deleting, noOwner, annotate(PausedAnnotation, "")), env: env(withState(Absent), withRecords(Records{})), state: Unsure, says: "otherwise the object is paused"},
+		{name: "a machine without an owner inherits nothing", u: obj(deleting, noOwner), env: env(withState(Present), withCluster(tc(set("Retain", "spec", "defaults", "deletionPolicy")))), state: Closed, quiet: true, says: "CAPTF looks a TerraformCluster up only for an object with a Machine owner reference"},
+
+		// Finding 3: an owner that does not reference the object back.
+		{name: "deleting machine, OwnerMismatch, inherited Retain", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(withCluster(tc(set("Retain", "spec", "defaults", "deletionPolicy")))), state: Unsure, says: "if that owner still does not reference it back, CAPTF looks up no TerraformCluster", deletes: PathRetain},
+		{name: "deleting machine, OwnerMismatch, inherited Destroy", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(), state: Unsure, says: "DeletionPolicyUnresolved"},
+		{name: "deleting machine, OwnerMismatch, no TerraformCluster", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(withCluster(Cluster{Read: true, Why: "none"})), state: Closed, quiet: true, says: "unresolved"},
+		{name: "deleting pool, OwnerMismatch, own policy", kind: "TerraformMachinePool", u: objOf("TerraformMachinePool", deleting, set("Destroy", "spec", "deletionPolicy"), cond("DependenciesReady", "False", "OwnerMismatch")), env: env(), state: Open, next: "the destroy Job"},
+
+		// Finding 1: a namespace being deleted refuses every create.
+		{name: "destroy in a terminating namespace", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withNamespace(Present)), state: Closed, says: "namespace ns is being deleted"},
+		{name: "destroy, the namespace unread", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withNamespace(Unread)), state: Unsure, says: "whether namespace ns is being deleted could not be read (Forbidden)", next: "the destroy Job"},
+		{name: "destroy, CAPTF's Deleting says the namespace is terminating", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), func(u *unstructured.Unstructured) {
+			cond("Deleting", "True", "Deleting")(u)
+			list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			list[0].(map[string]any)["message"] = "Namespace ns is terminating, so the destroy Job cannot be created; the namespace's deletion will remove the state Secrets as well"
+			_ = unstructured.SetNestedSlice(u.Object, list, "status", "conditions")
+		}), env: env(withNamespace(Unread)), state: Closed, says: "namespace ns is being deleted"},
+		{name: "Retain in a terminating namespace still deletes the Lease", u: obj(deleting, set("Retain", "spec", "deletionPolicy")), env: env(withNamespace(Present)), state: Closed, deletes: PathRetain, certain: true},
+		{name: "restore in a terminating namespace", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("StateReadable", "False", "StateCorrupt"), annotate(RestoreAnnotation, "3")), env: env(withNamespace(Present)), state: Closed, says: "cannot create the restore Job"},
+		{name: "state unread in a terminating namespace", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withNamespace(Present), withState(Unread)), state: Closed, deletes: PathCleanupWithoutState},
+		{name: "live object in a terminating namespace", u: obj(), env: env(withNamespace(Present)), state: Closed, says: "namespace ns is being deleted"},
+		{name: "live object, the namespace unread", u: obj(), env: env(withNamespace(Unread)), state: Open},
+
+		// Finding 5: the destroy renders an inputs record.
+		{name: "destroy of a machine without inputs records", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withRecords(noRecords)), state: Closed, says: "Secrets captf-inputs-m-web and captf-applied-m-web are missing"},
+		{name: "destroy of a machine, records unread", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withRecords(Records{Why: "Forbidden"})), state: Unsure, says: "could not be read (Forbidden)", next: "the destroy Job"},
+		{name: "destroy of a cluster without inputs records: built again", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting), env: env(withRecords(noRecords)), state: Unsure, says: "builds its inputs again", next: "the destroy Job"},
+		{name: "destroy failed, records present: retried", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("ApplyJobSucceeded", "False", "DestroyFailed")), env: env(), state: Open, next: "retried after its backoff"},
+		{name: "destroy failed, machine without records", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), cond("ApplyJobSucceeded", "False", "DestroyFailed")), env: env(withRecords(noRecords)), state: Closed, says: "cannot render its destroy"},
+		{name: "provisioned machine without inputs records: no refresh or drift", u: obj(provisioned), env: env(withRecords(noRecords)), state: Closed, says: "DurableInputsMissing"},
+		{name: "provisioned machine, records unread: the conditions decide", u: obj(provisioned), env: env(withRecords(Records{})), state: Open},
+
+		// Finding 7 and the no-state path with the records read.
+		{name: "no state, provisioned, restore asked", u: obj(deleting, provisioned, set("Destroy", "spec", "deletionPolicy"), annotate(RestoreAnnotation, "4")), env: env(withState(Absent), withRecords(Records{})), state: Unsure, next: "the restore Job", says: "StateLost"},
+		{name: "no state, provisioned, restore asked, no backup", u: obj(deleting, provisioned, set("Destroy", "spec", "deletionPolicy"), annotate(RestoreAnnotation, "4")), env: env(withState(Absent), withRecords(noRecords)), state: Closed, says: "RestoreBackupNotFound"},
+		{name: "no state, applied records: held", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(Records{Read: true, Inputs: true, Applied: true})), state: Closed, says: "its inputs records mark an apply"},
+		{name: "no state, backups: held", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(Records{Read: true, Backups: true})), state: Closed, says: "state backups of it exist"},
+		{name: "no state, an unconfirmed apply: held", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(Records{Read: true, Inputs: true, Interrupted: "captf-m-web-apply-a1-aaaaaa"})), state: Closed, says: "ApplyOutcomeUnknown"},
+		{name: "no state, no sign of an apply: the cleanup", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(noRecords)), state: Closed, deletes: PathCleanupWithoutState, certain: true},
+		{name: "no state, no sign of an apply, Jobs not worked out", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(withState(Absent), withRecords(noRecords), withUnbookkept(Unread)), state: Closed, deletes: PathCleanupWithoutState},
+		{name: "no state, records unread, restore asked", u: obj(deleting, set("Destroy", "spec", "deletionPolicy"), annotate(RestoreAnnotation, "4")), env: env(withState(Absent), withRecords(Records{})), state: Unsure, next: "the restore Job", deletes: PathCleanupWithoutState},
+		{name: "live, held, restore asked, no backup", u: obj(cond("StateReadable", "False", "StateLost"), annotate(RestoreAnnotation, "7")), env: env(withRecords(noRecords)), state: Closed, says: "RestoreBackupNotFound"},
 		{name: "Jobs unreadable while deleting", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(func(e *Env) { e.JobsRead, e.JobsWhy = false, "forbidden" }), state: Unsure, deletes: PathCleanupAfterDestroy},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -210,6 +285,9 @@ func TestOf(t *testing.T) {
 				t.Errorf("deletes the Lease: %+v", *d)
 			case c.deletes != "" && (d == nil || d.Path != c.deletes || d.Certain != c.certain):
 				t.Errorf("deletion %+v, want %s (certain %v)", d, c.deletes, c.certain)
+			}
+			if g.State == Closed && c.deletes == "" && strings.Contains(g.Reason, "leaving the Lease") && !g.Releases {
+				t.Errorf("a release that leaves the Lease is not marked Releases: %+v", g)
 			}
 			if g.State == Open && g.Reason != "" {
 				t.Errorf("an open gate with a reason: %q", g.Reason)

@@ -1,0 +1,142 @@
+package jobgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// What CAPTF keeps for an object besides its state, as the caller reads
+// it (metadata only: never a Secret's data), and the helpers that turn
+// that metadata into what the rules need. The names, labels and
+// annotations are CAPTF's (captf-io/cluster-api-provider-terraform:
+// internal/inputs/durable.go at bfe694cf5a21042ffe2b04fd201cdb6e3cf88245
+// Name, AppliedName, Read; internal/inputs/keys.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517; internal/strutil/name.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BoundedName;
+// internal/state/labels.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517
+// Selector; internal/state/backup.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BackupSelector).
+
+// Labels and annotations of CAPTF's Secrets.
+const (
+	// The backend's labels on every state Secret (chunks included).
+	StateLabel          = "tfstate"
+	StateSuffixLabel    = "tfstateSecretSuffix"
+	StateWorkspaceLabel = "tfstateWorkspace"
+	// BackupLabel and BackupSuffixLabel mark an object's state backups.
+	BackupLabel       = "captf.io/state-backup"
+	BackupSuffixLabel = "captf.io/state-backup-suffix"
+	// AppliedAnnotation ("true") on the durable inputs Secret marks a
+	// successful apply or restore.
+	AppliedAnnotation = "captf.io/applied"
+	// InterruptedApplyAnnotation on the durable inputs Secret names an
+	// apply Job whose outcome is unconfirmed.
+	InterruptedApplyAnnotation = "captf.io/interrupted-apply"
+	// BookkeptAnnotation ("true") marks a finished Job CAPTF's
+	// bookkeeping has read (shared/bookkeeping.go).
+	BookkeptAnnotation = "captf.io/bookkept"
+)
+
+// StateSelector is the label selector CAPTF's state reader lists an
+// object's state Secrets with (state.Selector): every chunk of its
+// workspace-default state. Any Secret it matches is state to CAPTF:
+// only when none does is there "no state" (state.ErrNoState); chunks
+// without the base Secret, a base without data, or an unexpected name
+// are an inconsistent state, which CAPTF holds.
+func StateSelector(suffix string) string {
+	return StateLabel + "=true," + StateSuffixLabel + "=" + suffix + "," + StateWorkspaceLabel + "=default"
+}
+
+// BackupSelector is the label selector of an object's state backups
+// (state.BackupSelector).
+func BackupSelector(suffix string) string {
+	return BackupLabel + "=true," + BackupSuffixLabel + "=" + suffix
+}
+
+// StateOf says whether CAPTF finds state for suffix among secrets, the
+// metadata of Secrets listed in the object's namespace (by StateSelector
+// or any wider selector): Present when one of them carries the three
+// labels of StateSelector, Absent when none does.
+func StateOf(secrets []metav1.ObjectMeta, suffix string) Presence {
+	for _, s := range secrets {
+		l := s.Labels
+		if l[StateLabel] == "true" && l[StateSuffixLabel] == suffix && l[StateWorkspaceLabel] == "default" {
+			return Present
+		}
+	}
+	return Absent
+}
+
+// InputsSecrets are the names of the durable and the applied inputs
+// Secret of the object name of kind code ("c", "m", "mp"):
+// captf-inputs-<code>-<name> and captf-applied-<code>-<name>, each
+// bounded to 253 characters as CAPTF bounds it.
+func InputsSecrets(code, name string) (durable, applied string) {
+	return boundedName("captf-inputs-", code, name), boundedName("captf-applied-", code, name)
+}
+
+// boundedName is strutil.BoundedName: prefix+code+"-"+name, or, beyond
+// 253 characters, its start, trimmed of trailing "-" and ".", and "-"
+// plus the first 16 hex digits of sha256(name).
+func boundedName(prefix, code, name string) string {
+	full := prefix + code + "-" + name
+	if len(full) <= 253 {
+		return full
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "-" + hex.EncodeToString(sum[:])[:16]
+	return strings.TrimRight(full[:253-len(suffix)], "-.") + suffix
+}
+
+// Records is what an object's inputs records and state backups show:
+// what CAPTF renders a destroy from, and its signs that the object
+// applied before (deletion.go appliedBefore, everApplied).
+type Records struct {
+	// Read is false when they could not be read; Why then says why. The
+	// zero value is unread.
+	Read bool
+	Why  string
+	// Inputs is true when the durable or the applied inputs Secret
+	// exists: a record a destroy, or a provisioned TerraformMachine's
+	// refresh and drift Jobs, render (reconcile.go runRecord).
+	Inputs bool
+	// Applied is true when the applied Secret exists or the durable one
+	// carries AppliedAnnotation "true": the object applied before.
+	Applied bool
+	// Interrupted names the apply Job the durable Secret records as
+	// unconfirmed (InterruptedApplyAnnotation); "" for none.
+	Interrupted string
+	// Backups is true when a state backup Secret of the object exists.
+	Backups bool
+}
+
+// RecordsOf is Records from what was read: the metadata of the durable
+// and the applied inputs Secret (nil when that Secret does not exist)
+// and of the Secrets BackupSelector lists.
+func RecordsOf(durable, applied *metav1.ObjectMeta, backups []metav1.ObjectMeta) Records {
+	r := Records{Read: true, Inputs: durable != nil || applied != nil, Applied: applied != nil, Backups: len(backups) > 0}
+	if durable != nil {
+		r.Applied = r.Applied || durable.Annotations[AppliedAnnotation] == "true"
+		r.Interrupted = durable.Annotations[InterruptedApplyAnnotation]
+	}
+	return r
+}
+
+// appliedBefore is CAPTF's appliedBefore as far as the plugin can tell:
+// whether the object applied before, why, and whether that is known.
+func appliedBefore(provisioned bool, r Records) (applied bool, why string, known bool) {
+	switch {
+	case provisioned:
+		return true, "it is provisioned", true
+	case !r.Read:
+		return false, "", false
+	case r.Applied:
+		return true, "its inputs records mark an apply", true
+	case r.Backups:
+		return true, "state backups of it exist", true
+	}
+	return false, "", true
+}

@@ -1,0 +1,107 @@
+package jobgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// CAPTF's state reader: any Secret with the three backend labels is
+// state, chunks without a base included; a Secret named as the state
+// without them is none (state.Selector, reader.go Read).
+func TestStateOf(t *testing.T) {
+	const sfx = "0123456789abcdef-c"
+	labels := func(kv ...string) metav1.ObjectMeta {
+		m := metav1.ObjectMeta{Name: "tfstate-default-" + sfx, Labels: map[string]string{}}
+		for i := 0; i < len(kv); i += 2 {
+			m.Labels[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	full := []string{StateLabel, "true", StateSuffixLabel, sfx, StateWorkspaceLabel, "default"}
+	chunk := labels(full...)
+	chunk.Name += "-part-1"
+	for _, c := range []struct {
+		name    string
+		secrets []metav1.ObjectMeta
+		want    Presence
+	}{
+		{"none", nil, Absent},
+		{"the base", []metav1.ObjectMeta{labels(full...)}, Present},
+		{"a chunk alone: inconsistent, but state", []metav1.ObjectMeta{chunk}, Present},
+		{"the base name without tfstate=true", []metav1.ObjectMeta{labels(StateSuffixLabel, sfx, StateWorkspaceLabel, "default")}, Absent},
+		{"another workspace", []metav1.ObjectMeta{labels(StateLabel, "true", StateSuffixLabel, sfx, StateWorkspaceLabel, "blue")}, Absent},
+		{"another suffix", []metav1.ObjectMeta{labels(StateLabel, "true", StateSuffixLabel, "x", StateWorkspaceLabel, "default")}, Absent},
+	} {
+		if got := StateOf(c.secrets, sfx); got != c.want {
+			t.Errorf("%s: %d, want %d", c.name, got, c.want)
+		}
+	}
+	if got := StateSelector(sfx); got != "tfstate=true,tfstateSecretSuffix="+sfx+",tfstateWorkspace=default" {
+		t.Errorf("selector %q", got)
+	}
+	if got := BackupSelector(sfx); got != "captf.io/state-backup=true,captf.io/state-backup-suffix="+sfx {
+		t.Errorf("backup selector %q", got)
+	}
+}
+
+// The inputs records' names (inputs.Name, inputs.AppliedName,
+// strutil.BoundedName) and what their metadata says.
+func TestRecords(t *testing.T) {
+	d, a := InputsSecrets("mp", "web")
+	if d != "captf-inputs-mp-web" || a != "captf-applied-mp-web" {
+		t.Errorf("%s %s", d, a)
+	}
+	long := strings.Repeat("n", 250)
+	d, a = InputsSecrets("m", long)
+	if len(d) != 253 || len(a) != 253 || !strings.HasPrefix(d, "captf-inputs-m-nnn") || d[236:] != "-"+sha16(long) || a[236:] != d[236:] {
+		t.Errorf("bounded: %s (%d) %s (%d)", d, len(d), a, len(a))
+	}
+	if r := RecordsOf(nil, nil, nil); !r.Read || r.Inputs || r.Applied || r.Backups || r.Interrupted != "" {
+		t.Errorf("none: %+v", r)
+	}
+	durable := &metav1.ObjectMeta{Annotations: map[string]string{AppliedAnnotation: "true", InterruptedApplyAnnotation: "captf-c-web-apply-a2-aaaaaa"}}
+	if r := RecordsOf(durable, nil, []metav1.ObjectMeta{{}}); !r.Inputs || !r.Applied || !r.Backups || r.Interrupted != "captf-c-web-apply-a2-aaaaaa" {
+		t.Errorf("durable: %+v", r)
+	}
+	if r := RecordsOf(&metav1.ObjectMeta{}, nil, nil); !r.Inputs || r.Applied {
+		t.Errorf("an attempt only: %+v", r)
+	}
+	if r := RecordsOf(nil, &metav1.ObjectMeta{}, nil); !r.Inputs || !r.Applied {
+		t.Errorf("an applied record: %+v", r)
+	}
+}
+
+// The preamble's release of an ownerless deletion comes before the
+// pause and the lock check; when it depends on what could not be read,
+// the gate says so, and that CAPTF may stop before the lock check.
+func TestOwnerlessRelease(t *testing.T) {
+	u := obj(deleting, noOwner)
+	g := Of("TerraformMachine", u, env(withState(Absent), withRecords(noRecords)))
+	if !g.BeforeLockCheck || !g.Quiet || !g.Releases || g.Deletes != nil || g.MaybeBeforeLockCheck {
+		t.Errorf("released: %+v", g)
+	}
+	g = Of("TerraformMachine", u, env(withState(Absent), withRecords(Records{})))
+	if g.BeforeLockCheck || g.Quiet || !g.MaybeBeforeLockCheck || g.State != Unsure {
+		t.Errorf("maybe released: %+v", g)
+	}
+	// An owner reference: no release, whatever is unread.
+	if g := Of("TerraformMachine", obj(deleting, set("Retain", "spec", "deletionPolicy")), env(withState(Absent), withRecords(Records{}))); g.MaybeBeforeLockCheck || g.Releases {
+		t.Errorf("owned: %+v", g)
+	}
+	// The zero Env reads nothing: never "clears".
+	for _, u := range []*unstructured.Unstructured{obj(), obj(deleting), obj(deleting, noOwner), objOf("TerraformCluster", deleting)} {
+		if g := Of(u.GetKind(), u, Env{}); g.State == Open {
+			t.Errorf("%s (deleting %v) with nothing read: %+v", u.GetKind(), u.GetDeletionTimestamp() != nil, g)
+		}
+	}
+}
+
+func sha16(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:16]
+}
