@@ -186,10 +186,10 @@ func (f *factory) Clients() (*clients, error) {
 
 // clients are what the commands talk to the cluster with.
 type clients struct {
-	reader *cluster.Reader
-	kube      kubernetes.Interface
-	dynamic   dynamic.Interface
-	metadata  metadata.Interface
+	reader   *cluster.Reader
+	kube     kubernetes.Interface
+	dynamic  dynamic.Interface
+	metadata metadata.Interface
 }
 
 // newClients builds every client from one rest.Config, with the engine's

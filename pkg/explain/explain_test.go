@@ -2,6 +2,7 @@ package explain
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,17 +11,17 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -85,9 +86,8 @@ func TestExplainOnFakes(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		typed  []runtime.Object
-		metas  []*metav1.PartialObjectMetadata
 		captf  []*unstructured.Unstructured
-		setup  func(*cluster)
+		setup  func(*fakeapi.Server)
 		target func(*Target)
 
 		verdict v1alpha1.Verdict
@@ -171,18 +171,25 @@ func TestExplainOnFakes(t *testing.T) {
 			},
 		},
 		{
+			// The object is read with its kind's list, so that it is
+			// unreadable means that no object of its kind is: whether it
+			// exists is unknown, the owner is found by the holder's pod name.
 			name: "object unreadable", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
-			setup:   func(c *cluster) { refuse(&c.dynamic.Fake, "get", "*", "terraformclusters") },
-			verdict: v1alpha1.Stale, action: "If a Job starts, the next Job it creates for terraformcluster/demo",
+			setup: func(s *fakeapi.Server) {
+				refuse(s, "list", "*", "terraformclusters")
+				refuse(s, "get", "*", "terraformclusters")
+			},
+			verdict: v1alpha1.Stale, action: "If terraformcluster/demo exists, the next Job it creates for terraformcluster/demo",
 			advice: []string{clears[1]},
 			check: func(t *testing.T, x *v1alpha1.Explanation, warnings []string) {
-				if !strings.HasSuffix(x.ControllerAction, "; whether one will could not be read.") {
+				if !strings.HasSuffix(x.ControllerAction, "; whether it exists could not be read.") {
 					t.Errorf("action %q", x.ControllerAction)
 				}
-				if u := x.Context.Unreadable; len(u) != 1 || !strings.HasPrefix(u[0], "terraformcluster/demo: ") || !strings.Contains(u[0], "forbidden") {
+				if u := x.Context.Unreadable; len(u) != 2 || !strings.HasPrefix(u[0], "active Job: the object's uid is not known") ||
+					!strings.HasPrefix(u[1], "terraformcluster/demo: ") || !strings.Contains(u[1], "forbidden") {
 					t.Errorf("unreadable %q", u)
 				}
-				if len(warnings) != 1 || !strings.Contains(warnings[0], "whether CAPTF will start a Job for its stale locks is shown as unknown") {
+				if len(warnings) != 1 || !strings.Contains(warnings[0], "cannot list terraformclusters") || !strings.HasSuffix(warnings[0], "; its objects are shown as unreadable") {
 					t.Errorf("warnings %q", warnings)
 				}
 			},
@@ -213,7 +220,7 @@ func TestExplainOnFakes(t *testing.T) {
 			captf: []*unstructured.Unstructured{captfObject(map[string]any{"activeJob": map[string]any{
 				"name": "captf-c-demo-destroy-a3-bbbbbb", "operation": "destroy", "attempt": int64(3), "startTime": "2026-11-30T09:45:00Z",
 			}})},
-			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "jobs") },
+			setup:   func(s *fakeapi.Server) { refuse(s, "list", "*", "jobs") },
 			verdict: v1alpha1.Stale, action: "Job captf-c-demo-destroy-a3-bbbbbb is active, so the controller checks the lock only after it finishes. The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				j := x.Context.ActiveJob
@@ -225,7 +232,7 @@ func TestExplainOnFakes(t *testing.T) {
 		{
 			name: "Jobs unreadable, no status.activeJob", typed: []runtime.Object{held},
 			captf:   []*unstructured.Unstructured{captfObject(map[string]any{"activeJob": map[string]any{"operation": "apply"}})},
-			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "jobs") },
+			setup:   func(s *fakeapi.Server) { refuse(s, "list", "*", "jobs") },
 			verdict: v1alpha1.Stale, steps: nil, action: "The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if x.Context.ActiveJob != nil || step(x.Steps[0]) != noJob {
@@ -268,7 +275,7 @@ func TestExplainOnFakes(t *testing.T) {
 				Reason:         "StateLocked", Type: "Warning", Message: "core", Count: 3, LastTimestamp: metav1.NewTime(now),
 			}},
 			captf:   []*unstructured.Unstructured{captfObject(nil)},
-			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "events.k8s.io", "events") },
+			setup:   func(s *fakeapi.Server) { refuse(s, "list", "events.k8s.io", "events") },
 			verdict: v1alpha1.Stale, action: "The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if got := reasons(x.Context.Events); got != "StateLocked=core" || x.Context.Events[0].Count != 3 || !x.Context.Events[0].Time.Equal(now) {
@@ -278,7 +285,7 @@ func TestExplainOnFakes(t *testing.T) {
 		},
 		{
 			name: "events: none readable", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
-			setup:   func(c *cluster) { refuse(&c.client.Fake, "list", "*", "events") },
+			setup:   func(s *fakeapi.Server) { refuse(s, "list", "*", "events") },
 			verdict: v1alpha1.Stale, action: "The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if u := x.Context.Unreadable; len(u) != 1 || !strings.HasPrefix(u[0], "events: ") {
@@ -287,8 +294,7 @@ func TestExplainOnFakes(t *testing.T) {
 			},
 		},
 		{
-			name: "run lease and state Secrets", typed: []runtime.Object{held, runLease},
-			metas: []*metav1.PartialObjectMetadata{secretMeta(secret + "-part-1"), secretMeta(secret), secretMeta(secret + "-backup")},
+			name: "run lease and state Secrets", typed: []runtime.Object{held, runLease, stateSecret(secret + "-part-1"), stateSecret(secret), stateSecret(secret + "-backup")},
 			captf: []*unstructured.Unstructured{captfObject(nil)}, verdict: v1alpha1.Stale, action: "The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				want := v1alpha1.RunLease{Name: runLease.Name, Holder: runner1, Op: "apply", AcquiredAt: "2026-11-30T09:00:00Z"}
@@ -303,14 +309,11 @@ func TestExplainOnFakes(t *testing.T) {
 		{
 			name: "run lease and state Secrets refused", typed: []runtime.Object{held, runLease},
 			captf: []*unstructured.Unstructured{captfObject(nil)},
-			setup: func(c *cluster) {
-				c.client.PrependReactor("get", "leases", func(a k8stesting.Action) (bool, runtime.Object, error) {
-					if a.(k8stesting.GetAction).GetName() != runLease.Name {
-						return false, nil, nil
-					}
-					return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), runLease.Name, nil)
+			setup: func(s *fakeapi.Server) {
+				refuseIf(s, func(r fakeapi.Request) bool {
+					return r.Verb == "get" && r.Resource == "leases" && r.Name == runLease.Name
 				})
-				refuse(&c.metadata.Fake, "list", "", "secrets")
+				refuse(s, "list", "", "secrets")
 			},
 			verdict: v1alpha1.Stale, action: "The next Job",
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
@@ -349,9 +352,9 @@ func TestExplainOnFakes(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			k := newCluster(c.typed, c.metas, c.captf...)
+			k := newCluster(t, c.typed, c.captf...)
 			if c.setup != nil {
-				c.setup(k)
+				c.setup(k.Server)
 			}
 			x, warnings := k.explain(t, c.target)
 			if x.Verdict != c.verdict || x.Kind != "Explanation" {
@@ -379,18 +382,88 @@ func TestExplainOnFakes(t *testing.T) {
 	}
 }
 
-// The object already read (by argument resolution) is not read again, and
-// its gates and condition are taken from it.
+// The object already read (by argument resolution) is not read again:
+// its condition is taken from it. Its gates are those the verdict was
+// decided with, from the lock's own read, which lists the object's kind
+// in full (the server's demo is paused too; it has no condition).
 func TestExplainUsesTheFetchedObject(t *testing.T) {
+	paused := map[string]string{"cluster.x-k8s.io/paused": ""}
 	fetched := captfObject(stateReadable("True", "StateRead", ""))
-	fetched.SetAnnotations(map[string]string{"cluster.x-k8s.io/paused": ""})
-	k := newCluster([]runtime.Object{heldBy("root@" + runPod)}, nil, captfObject(nil))
+	fetched.SetAnnotations(paused)
+	live := captfObject(nil)
+	live.SetAnnotations(paused)
+	k := newCluster(t, []runtime.Object{heldBy("root@" + runPod)}, live)
 	x, _ := k.explain(t, func(t *Target) { t.Fetched = fetched })
-	if len(k.dynamic.Actions()) != 0 {
-		t.Errorf("the object was read again: %v", k.dynamic.Actions())
+	if get, list := k.Count("get", "terraformclusters"), k.Count("list", "terraformclusters"); get != 0 || list != 1 {
+		t.Errorf("the object was read again: %d gets, %d lists of terraformclusters", get, list)
 	}
-	if !strings.HasPrefix(x.ControllerAction, "Nothing: the object is paused") || x.CAPTFClears || x.Context.StateReadable == nil {
+	if !strings.HasPrefix(x.ControllerAction, "Nothing: the object is paused") || x.CAPTFClears || x.Context.StateReadable == nil || x.Context.StateReadable.Reason != "StateRead" {
 		t.Errorf("action %q, clears %v, condition %+v", x.ControllerAction, x.CAPTFClears, x.Context.StateReadable)
+	}
+}
+
+// Explaining one lock reads it and its context in a handful of requests,
+// whatever the size of the cluster: the Lease and its holder pod by name,
+// the runner Jobs and the three CAPTF kinds in one list each, the
+// namespace's events, the run lease, the state Secrets' metadata.
+func TestExplainRequests(t *testing.T) {
+	k := newCluster(t, []runtime.Object{heldBy("root@" + runPod)}, captfObject(nil))
+	if x, _ := k.explain(t, nil); x.Verdict != v1alpha1.Stale {
+		t.Fatalf("%s (%s)", x.Verdict, x.Reason)
+	}
+	var got []string
+	for _, r := range k.Requests() {
+		s := r.Verb + " " + r.Group + "/" + r.Resource
+		if r.Name != "" {
+			s += "/" + r.Name
+		}
+		got = append(got, s)
+	}
+	slices.Sort(got)
+	want := []string{
+		"get /pods/" + runPod,
+		"get coordination.k8s.io/leases/captf-run-" + demo.Suffix(),
+		"get coordination.k8s.io/leases/" + lockName,
+		"list /secrets",
+		"list batch/jobs",
+		"list events.k8s.io/events",
+		"list infrastructure.cluster.x-k8s.io/terraformclusters",
+		"list infrastructure.cluster.x-k8s.io/terraformmachinepools",
+		"list infrastructure.cluster.x-k8s.io/terraformmachines",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A TerraformMachine's gates read its Cluster API Cluster, from the
+// server: one whose infrastructureRef names no TerraformCluster stops
+// CAPTF before its lock check, so no Job clears the machine's stale lock.
+func TestExplainReadsTheClusterAPICluster(t *testing.T) {
+	machine := object.Ref{Kind: object.TerraformMachine, Namespace: demo.Namespace, Name: "web-0"}
+	m := &unstructured.Unstructured{Object: map[string]any{}}
+	m.SetAPIVersion(object.Group + "/" + object.Version)
+	m.SetKind(machine.Kind.Name)
+	m.SetNamespace(machine.Namespace)
+	m.SetName(machine.Name)
+	m.SetUID("uid-web-0")
+	m.SetLabels(map[string]string{jobgate.ClusterNameLabel: "web"})
+	m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: jobgate.CAPIGroup + "/v1beta2", Kind: "Machine", Name: "web-0", UID: "m-1"}})
+	capi := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": jobgate.CAPIGroup + "/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "web", "namespace": demo.Namespace, "uid": "c-web"},
+		"spec":     map[string]any{"infrastructureRef": map[string]any{"apiGroup": object.Group, "kind": "DockerCluster", "name": "web"}},
+	}}
+	l := heldBy("root@captf-m-web-0-apply-a1-d72d2a-x7k2p")
+	l.Name = object.LockLeaseName(object.DefaultWorkspace, machine.Suffix())
+	k := newCluster(t, []runtime.Object{l}, m, capi)
+	x, _ := k.explain(t, func(t *Target) { t.Object, t.Lease, t.Arg = &machine, l.Name, "terraformmachine/web-0" })
+	want := "Nothing: Cluster web uses infrastructure " + object.Group + " DockerCluster, not a TerraformCluster: CAPTF's owner gate ClusterNotTerraform stops before the lock check, so no Job starts."
+	if x.Verdict != v1alpha1.Stale || x.CAPTFClears || !strings.HasPrefix(x.ControllerAction, want) {
+		t.Errorf("%s, clears %v, action %q", x.Verdict, x.CAPTFClears, x.ControllerAction)
+	}
+	if n := k.Count("get", "clusters"); n != 1 {
+		t.Errorf("%d gets of the Cluster, want 1", n)
 	}
 }
 
@@ -399,16 +472,16 @@ func TestExplainErrors(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		lease string
-		setup func(*cluster)
+		setup func(*fakeapi.Server)
 		want  string
 	}{
 		{"not a lock Lease", "captf-run-" + demo.Suffix(), nil, "is not a Terraform lock Lease"},
-		{"Lease refused", lockName, func(c *cluster) { refuse(&c.client.Fake, "get", "*", "leases") }, "forbidden"},
+		{"Lease refused", lockName, func(s *fakeapi.Server) { refuse(s, "get", "*", "leases") }, "forbidden"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			k := newCluster([]runtime.Object{heldBy("root@" + runPod)}, nil, captfObject(nil))
+			k := newCluster(t, []runtime.Object{heldBy("root@" + runPod)}, captfObject(nil))
 			if c.setup != nil {
-				c.setup(k)
+				c.setup(k.Server)
 			}
 			x, _, err := k.explainer().Explain(context.Background(), Target{Namespace: demo.Namespace, Lease: c.lease, Object: &demo, Arg: demoArg})
 			if err == nil || x != nil || !strings.Contains(err.Error(), c.want) {

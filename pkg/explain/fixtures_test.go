@@ -3,6 +3,8 @@ package explain
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
-	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -83,7 +83,7 @@ func gateIs(g *jobgate.Gate) func(*inspect.Facts) {
 	return func(f *inspect.Facts) { f.Gate = g }
 }
 
-// captfObject is demo as the dynamic client returns it: owned by its
+// captfObject is demo as the server holds it, in full: owned by its
 // Cluster (else CAPTF starts no Job), with the given status.
 func captfObject(status map[string]any) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{}}
@@ -106,76 +106,95 @@ func stateReadable(status, reason, message string) map[string]any {
 	}}}
 }
 
-// cluster is a fake API server: typed objects, CAPTF objects in full
-// (dynamic) and by metadata, and Secrets by metadata.
-type cluster struct {
-	client   *fake.Clientset
-	dynamic  *dynamicfake.FakeDynamicClient
-	metadata *metadatafake.FakeMetadataClient
+// apiServer is an in-process API server (internal/fakeapi) holding what an
+// explanation reads: typed objects (Leases, pods, Jobs, Events, Secrets)
+// and CAPTF and Cluster API objects in full (unstructured). The Explainer
+// reads it over HTTP with the clients production builds (cluster.ForConfig).
+type apiServer struct {
+	*fakeapi.Server
+	t *testing.T
 }
 
-func newCluster(typed []runtime.Object, metas []*metav1.PartialObjectMetadata, captf ...*unstructured.Unstructured) *cluster {
-	listKinds := map[schema.GroupVersionResource]string{}
-	for _, k := range object.Kinds {
-		listKinds[k.GVR()] = k.Name + "List"
-	}
-	var full []runtime.Object
-	meta := make([]runtime.Object, 0, len(metas)+len(captf))
-	for _, m := range metas {
-		meta = append(meta, m)
-	}
+// newCluster starts a server holding typed and captf. Explain only reads:
+// at the test's end every request it made is checked to be a read, and
+// every read of Secrets a list of their metadata, never their data.
+func newCluster(t *testing.T, typed []runtime.Object, captf ...*unstructured.Unstructured) *apiServer {
+	t.Helper()
+	objs := append([]runtime.Object(nil), typed...)
 	for _, u := range captf {
-		full = append(full, u)
-		m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(), Annotations: u.GetAnnotations(), DeletionTimestamp: u.GetDeletionTimestamp()}}
-		m.APIVersion, m.Kind = u.GetAPIVersion(), u.GetKind()
-		meta = append(meta, m)
+		objs = append(objs, u)
 	}
-	scheme := metadatafake.NewTestScheme()
-	_ = metav1.AddMetaToScheme(scheme)
-	return &cluster{
-		client:   fake.NewClientset(typed...),
-		dynamic:  dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, full...),
-		metadata: metadatafake.NewSimpleMetadataClient(scheme, meta...),
+	s := &apiServer{Server: fakeapi.New(t, objs...), t: t}
+	t.Cleanup(func() { readsOnly(t, s.Requests()) })
+	return s
+}
+
+// readsOnly fails t for any request that is not a read, and for any read
+// of Secrets other than a list of their metadata.
+func readsOnly(t *testing.T, reqs []fakeapi.Request) {
+	t.Helper()
+	for _, r := range reqs {
+		if r.Method != http.MethodGet || (r.Verb != "get" && r.Verb != "list") {
+			t.Errorf("explain wrote: %s %s (%s)", r.Method, r.Path, r.Verb)
+		}
+		if r.Resource == "secrets" && (r.Verb != "list" || !strings.Contains(r.Accept, "as=PartialObjectMetadataList")) {
+			t.Errorf("explain read Secrets other than by metadata: %s %s, Accept %q", r.Verb, r.Path, r.Accept)
+		}
 	}
 }
 
-// secretMeta is a state Secret of demo's as the metadata client lists it.
-func secretMeta(name string) *metav1.PartialObjectMetadata {
-	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+// stateSecret is a state Secret of demo's, with data the plugin must never
+// read.
+func stateSecret(name string) *corev1.Secret {
+	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: demo.Namespace, Labels: map[string]string{inspect.LabelSecretSuffix: demo.Suffix()}},
+		Data:       map[string][]byte{"tfstate": []byte("the state, never read")},
 	}
 }
 
-func (c *cluster) explainer() *Explainer {
-	i := &inspect.Inspector{Client: c.client, Metadata: c.metadata, Dynamic: c.dynamic}
-	return &Explainer{Inspector: i, Dynamic: c.dynamic, Metadata: c.metadata, Now: func() time.Time { return now }}
+// explainer reads the server as the explain command does.
+func (s *apiServer) explainer() *Explainer {
+	s.t.Helper()
+	r, err := cluster.ForConfig(s.Config())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return &Explainer{Reader: r, Now: func() time.Time { return now }}
 }
 
 // explain explains demo's lock, named as its object; edit, when not nil,
 // changes how it is named.
-func (c *cluster) explain(t *testing.T, edit func(*Target)) (*v1alpha1.Explanation, []string) {
+func (s *apiServer) explain(t *testing.T, edit func(*Target)) (*v1alpha1.Explanation, []string) {
 	t.Helper()
 	target := Target{Namespace: demo.Namespace, Lease: object.LockLeaseName(object.DefaultWorkspace, demo.Suffix()), Object: &demo, Arg: demoArg}
 	if edit != nil {
 		edit(&target)
 	}
-	x, warnings, err := c.explainer().Explain(context.Background(), target)
+	x, warnings, err := s.explainer().Explain(context.Background(), target)
 	if err != nil {
 		t.Fatalf("Explain: %v", err)
 	}
 	return x, warnings
 }
 
-// refuse makes one verb on one resource (of group, when it is not "*")
-// forbidden, as RBAC would.
-func refuse(f *k8stesting.Fake, verb, group, resource string) {
-	f.PrependReactor(verb, resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
-		gr := a.GetResource().GroupResource()
-		if group != "*" && gr.Group != group {
-			return false, nil, nil
+// refuse makes the server refuse one verb on one resource (of group, when
+// it is not "*") as RBAC would: 403 Forbidden.
+func refuse(s *fakeapi.Server, verb, group, resource string) {
+	refuseIf(s, func(r fakeapi.Request) bool {
+		return r.Verb == verb && r.Resource == resource && (group == "*" || r.Group == group)
+	})
+}
+
+// refuseIf makes the server refuse the requests match accepts, as RBAC
+// would.
+func refuseIf(s *fakeapi.Server, match func(fakeapi.Request) bool) {
+	s.Intercept(func(w http.ResponseWriter, r *http.Request) bool {
+		req := fakeapi.RequestInfo(r)
+		if !match(req) {
+			return false
 		}
-		return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("RBAC: %s denied", verb))
+		fakeapi.WriteError(w, apierrors.NewForbidden(schema.GroupResource{Group: req.Group, Resource: req.Resource}, req.Name, fmt.Errorf("RBAC: %s denied", req.Verb)))
+		return true
 	})
 }
 

@@ -23,7 +23,7 @@ import (
 type Unlocker struct {
 	// Reader reads the lock again, live, before deciding and writing.
 	Reader *cluster.Reader
-	Client    kubernetes.Interface
+	Client kubernetes.Interface
 	// Dynamic patches the object when a reconcile is asked for.
 	Dynamic dynamic.Interface
 	// Advice builds the commands an outcome suggests, with the connection

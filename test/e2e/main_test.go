@@ -16,9 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
@@ -211,20 +208,6 @@ func machineHostname(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return h
-}
-
-// metadataClient is an admin metadata client, for driving the packages directly.
-func metadataClient(t *testing.T) metadata.Interface {
-	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := metadata.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // flat folds wrapped human output back into one line: runs of white space

@@ -11,11 +11,13 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 	"github.com/captf-io/kubectl-captf/test/testbed"
@@ -300,9 +302,17 @@ func TestUnlockRaceConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := cluster.ForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	u := &unlock.Unlocker{
-		Inspector: &inspect.Inspector{Client: cs.Kube, Metadata: metadataClient(t)},
-		Client:    cs.Kube, Dynamic: cs.Dynamic,
+		Reader: reader,
+		Client: cs.Kube, Dynamic: cs.Dynamic,
 		BeforeWrite: func(ctx context.Context) error {
 			// A new runner takes the lock between the check and the write.
 			l := getLease(t, r)
