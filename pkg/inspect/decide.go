@@ -57,8 +57,8 @@ func (d *decider) result(l Lease) Result {
 	var warnings []string
 	f.Owner, f.NoOwnerWhy, warnings = d.owners.resolve(l)
 	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)
-	if names(l) {
-		f.Pod = s.Pods[Key(l.Namespace, l.Host)]
+	if host, ok := HolderPod(l); ok {
+		f.Pod = s.Pods[Key(l.Namespace, host)]
 	}
 	var obj = s.Objects[ownerRef(f.Owner)]
 	if obj != nil {

@@ -143,12 +143,12 @@ func newClusterFull(objects []runtime.Object, captf ...*unstructured.Unstructure
 
 // snapshot is what reading the cluster in scope gives, as Reader.Read
 // reads it: the lock Leases in scope; every CAPTF object's metadata and,
-// in full, the owners of the held locks of workspace default; the
+// in full, the owners of workspace default's locks KeepInFull keeps; the
 // labelled Jobs; the labelled pods and every pod a held lock's host may
 // be a runner pod of, a missing one as proven gone; for a deleting owner,
 // whether its state Secret exists. single, when set, is one lock read as
-// Reader.ReadLock reads it: its owner in full whether it is held or not,
-// any pod its host names, its Lease kept as read.
+// Reader.ReadLock reads it: any pod its host names, its Lease kept as
+// read.
 func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 	snap := &Snapshot{Kinds: map[string]KindList{}, Objects: map[object.Ref]*unstructured.Unstructured{},
 		Pods: map[string]*Pod{}, Clusters: c.clusters, States: map[string]StateRead{}, JobsErr: c.jobsErr}
@@ -199,8 +199,8 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 				snap.Pods[Key(l.Namespace, host)] = MissingPod(host)
 			}
 		}
-		if _, ok := HeldKey(l); ok || single != nil {
-			held[l.Namespace+"/"+l.Suffix] = true
+		if k, h, ok := OwnerKey(l); ok {
+			held[k] = held[k] || h
 		}
 	}
 	for _, k := range object.Kinds {
@@ -222,7 +222,7 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 			continue
 		}
 		kl.Objects[ref] = ObjectMeta{UID: u.GetUID(), Deleting: u.GetDeletionTimestamp() != nil}
-		if held[ref.Namespace+"/"+ref.Suffix()] && !c.gatesUnread {
+		if h, owns := held[ref.Namespace+"/"+ref.Suffix()]; owns && KeepInFull(h, u.GetDeletionTimestamp() != nil) && !c.gatesUnread {
 			snap.Objects[ref] = u
 			if u.GetDeletionTimestamp() != nil {
 				presence := jobgate.Absent

@@ -83,15 +83,23 @@ type StateRead struct {
 // Key is a lock's, a pod's or an object's "<namespace>/<name>".
 func Key(namespace, name string) string { return namespace + "/" + name }
 
-// HeldKey is the "<namespace>/<suffix>" of a held lock of workspace
-// default, the one CAPTF reads: the object of that suffix is read in full
-// for its gates. ok is false for any other lock.
-func HeldKey(l Lease) (string, bool) {
-	if !l.Held || l.Workspace != object.DefaultWorkspace {
-		return "", false
+// OwnerKey is the "<namespace>/<suffix>" of a lock of workspace default,
+// the one CAPTF reads, and whether it is held; ok is false for a lock of
+// any other workspace, whose owner's gates decide nothing.
+func OwnerKey(l Lease) (key string, held, ok bool) {
+	if l.Workspace != object.DefaultWorkspace {
+		return "", false, false
 	}
-	return l.Namespace + "/" + l.Suffix, true
+	return l.Namespace + "/" + l.Suffix, l.Held, true
 }
+
+// KeepInFull says whether a read keeps in full the object that owns a
+// lock of workspace default, for its gates: when the lock is held, whose
+// verdict they decide, and when the object is being deleted, since CAPTF
+// may then delete the Lease itself, held or not. Every read of a lock,
+// of a scope or of one, keeps the same objects, so that each decides the
+// same; an object kept for no reason would only cost memory.
+func KeepInFull(held, deleting bool) bool { return held || deleting }
 
 // HolderPod is the pod a lock's host may be one of its owner's own runner
 // pods, before the owner is known: the pod that must be read, by name or

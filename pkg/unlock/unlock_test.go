@@ -628,7 +628,8 @@ func TestUnlockInConfirmRereadsEachLock(t *testing.T) {
 			if out.Action != v1alpha1.Refused || out.Result.Decision.Verdict != v1alpha1.Foreign {
 				t.Errorf("a lock taken by another holder: %s (%s)", out.Action, out.Result.Decision.Verdict)
 			}
-			if want := []string{"get leases/" + l.Name, "get pods/laptop"}; !reflect.DeepEqual(got, want) {
+			// laptop can be no runner pod's name: not read.
+			if want := []string{"get leases/" + l.Name}; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: requests %q, want %q", l.Name, got, want)
 			}
 		default:

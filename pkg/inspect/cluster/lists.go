@@ -99,7 +99,7 @@ type itemMeta struct {
 // metadata is read; only the objects keep says, once it can, are decoded
 // whole and kept, for their gates. keep may wait (for the Leases to say
 // which owners are wanted); the transport buffers the list meanwhile.
-func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace string, keep func(ref object.Ref) (bool, error)) objectList {
+func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace string, keep func(ref object.Ref, deleting bool) (bool, error)) objectList {
 	l := objectList{KindList: inspect.NewKindList(k), full: map[object.Ref]*unstructured.Unstructured{}}
 	gvr := k.GVR()
 	err := stream(ctx, r.rest, listPath{"/apis/" + gvr.Group + "/" + gvr.Version, gvr.Resource, namespace}, "",
@@ -109,8 +109,9 @@ func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace strin
 				return fmt.Errorf("reading a %s list item: %w", k.Resource, err)
 			}
 			ref := object.Ref{Kind: k, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name}
-			l.Objects[ref] = inspect.ObjectMeta{UID: m.Metadata.UID, Deleting: m.Metadata.DeletionTimestamp != nil}
-			ok, err := keep(ref)
+			deleting := m.Metadata.DeletionTimestamp != nil
+			l.Objects[ref] = inspect.ObjectMeta{UID: m.Metadata.UID, Deleting: deleting}
+			ok, err := keep(ref, deleting)
 			if err != nil || !ok {
 				return err
 			}

@@ -15,10 +15,9 @@ import (
 
 // ReadLock reads one lock Lease live, and all its verdict depends on, into
 // a snapshot of that lock alone: the Lease by name (kept as read, for
-// unlock's write), the namespace's CAPTF objects (its owner in full,
-// whatever the lock's state, since explain shows its gates), its runner
-// Jobs, the pod its host names, by name, and what the owner's gates read
-// around it. A handful of requests, whatever the size of the cluster; a
+// unlock's write), the namespace's CAPTF objects (its owner in full when
+// Read would keep it: inspect.KeepInFull), its runner Jobs, the pod its
+// host names, by name, and what the owner's gates read around it. A handful of requests, whatever the size of the cluster; a
 // Lease that does not exist is an *inspect.NoLeaseError.
 func (r *Reader) ReadLock(ctx context.Context, namespace, name string) (*inspect.Snapshot, error) {
 	lease, err := r.getLease(ctx, namespace, name)
@@ -29,7 +28,9 @@ func (r *Reader) ReadLock(ctx context.Context, namespace, name string) (*inspect
 	ctx, cancel := context.WithCancel(ctx)
 	rd := &reads{r: r, ctx: ctx, namespace: namespace, held: newHeld()}
 	defer func() { cancel(); rd.wg.Wait() }()
-	rd.held.keys[l.Namespace+"/"+l.Suffix] = true
+	if k, held, ok := inspect.OwnerKey(l); ok {
+		rd.held.keys[k] = held
+	}
 	close(rd.held.ready)
 	rd.startJobs()
 	rd.startKinds()
@@ -82,17 +83,19 @@ func (r *Reader) getLease(ctx context.Context, namespace, name string) (*coordin
 	return lease, nil
 }
 
-// readHost reads, by name, the pod a single lock's host names: any pod it
-// names is reported, and an own runner pod's is the one the controller
-// reads.
+// readHost reads, by name, the pod a single lock's host may be a runner
+// pod of (inspect.HolderPod), as the controller does, and as Read does for
+// every lock: a host that cannot be a runner pod's name is not read, so
+// that a lock is decided alike whichever read it came from.
 func (r *Reader) readHost(ctx context.Context, snap *inspect.Snapshot, l inspect.Lease) error {
-	if !l.Held || l.Info == nil || l.HostErr != nil {
+	host, ok := inspect.HolderPod(l)
+	if !ok {
 		return nil
 	}
-	p, err := r.getPod(ctx, l.Namespace, l.Host)
+	p, err := r.getPod(ctx, l.Namespace, host)
 	if err != nil {
 		return fmt.Errorf("%w; without it the holder of %s cannot be told live or stale", err, l.Name)
 	}
-	snap.Pods[inspect.Key(l.Namespace, l.Host)] = p
+	snap.Pods[inspect.Key(l.Namespace, host)] = p
 	return nil
 }

@@ -62,8 +62,8 @@ func (r *Reader) Read(ctx context.Context, s inspect.Scope) (*inspect.Snapshot, 
 		return nil, err
 	}
 	for _, l := range leases {
-		if k, ok := inspect.HeldKey(l); ok {
-			rd.held.keys[k] = true
+		if k, held, ok := inspect.OwnerKey(l); ok {
+			rd.held.keys[k] = rd.held.keys[k] || held
 		}
 	}
 	close(rd.held.ready)
@@ -87,8 +87,8 @@ func (r *Reader) Read(ctx context.Context, s inspect.Scope) (*inspect.Snapshot, 
 	return snap, nil
 }
 
-// held are the owners a read keeps in full, by "<namespace>/<suffix>":
-// known once ready is closed.
+// held are the locks of workspace default a read found, by
+// "<namespace>/<suffix>", true for a held one: known once ready is closed.
 type held struct {
 	ready chan struct{}
 	keys  map[string]bool
@@ -96,12 +96,13 @@ type held struct {
 
 func newHeld() *held { return &held{ready: make(chan struct{}), keys: map[string]bool{}} }
 
-// wants waits until the held locks are known, and says whether ref owns
-// one.
-func (h *held) wants(ctx context.Context, ref object.Ref) (bool, error) {
+// wants waits until the locks are known, and says whether the object ref
+// is kept in full, as inspect.KeepInFull says.
+func (h *held) wants(ctx context.Context, ref object.Ref, deleting bool) (bool, error) {
 	select {
 	case <-h.ready:
-		return h.keys[ref.Namespace+"/"+ref.Suffix()], nil
+		held, owns := h.keys[ref.Namespace+"/"+ref.Suffix()]
+		return owns && inspect.KeepInFull(held, deleting), nil
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
@@ -173,7 +174,9 @@ func (rd *reads) startKinds() {
 	rd.kinds = make([]objectList, len(object.Kinds))
 	for n, k := range object.Kinds {
 		rd.wg.Go(func() {
-			rd.kinds[n] = rd.r.listObjects(rd.ctx, k, rd.namespace, func(ref object.Ref) (bool, error) { return rd.held.wants(rd.ctx, ref) })
+			rd.kinds[n] = rd.r.listObjects(rd.ctx, k, rd.namespace, func(ref object.Ref, deleting bool) (bool, error) {
+				return rd.held.wants(rd.ctx, ref, deleting)
+			})
 		})
 	}
 }

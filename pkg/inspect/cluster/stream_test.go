@@ -169,14 +169,14 @@ func TestObjectLists(t *testing.T) {
 	body := []byte(`{"apiVersion":"infrastructure.cluster.x-k8s.io/v1alpha1","kind":"TerraformClusterList","metadata":{"resourceVersion":"9"},"items":[` + strings.Join(items, ",") + `]}`)
 	r := served(t, map[string][]byte{"/apis/infrastructure.cluster.x-k8s.io/v1alpha1/terraformclusters": body})
 	keep := object.Ref{Kind: object.TerraformCluster, Namespace: "ns", Name: "c3"}
-	l := r.listObjects(t.Context(), object.TerraformCluster, "", func(ref object.Ref) (bool, error) { return ref == keep, nil })
+	l := r.listObjects(t.Context(), object.TerraformCluster, "", func(ref object.Ref, _ bool) (bool, error) { return ref == keep, nil })
 	if l.Err != nil || !l.Served || len(l.Objects) != 50 || !l.Objects[keep].Deleting || l.Objects[keep].UID != "u3" || len(l.full) != 1 {
 		t.Fatalf("%+v", l)
 	}
 	if u := l.full[keep]; u.GetName() != "c3" || u.GetManagedFields() != nil || u.Object["spec"].(map[string]any)["deletionPolicy"] != "Retain" {
 		t.Errorf("kept %+v", u)
 	}
-	if l := r.listObjects(t.Context(), object.TerraformMachine, "", func(object.Ref) (bool, error) { return true, nil }); l.Served || l.Err != nil {
+	if l := r.listObjects(t.Context(), object.TerraformMachine, "", func(object.Ref, bool) (bool, error) { return true, nil }); l.Served || l.Err != nil {
 		t.Errorf("a kind not served: %+v", l)
 	}
 	for name, bad := range map[string][]byte{
@@ -186,7 +186,7 @@ func TestObjectLists(t *testing.T) {
 		"bare word":         []byte(`{"items":[tru]}`),
 	} {
 		r := served(t, map[string][]byte{"/apis/infrastructure.cluster.x-k8s.io/v1alpha1/terraformclusters": bad})
-		if l := r.listObjects(t.Context(), object.TerraformCluster, "", func(object.Ref) (bool, error) { return false, nil }); l.Err == nil {
+		if l := r.listObjects(t.Context(), object.TerraformCluster, "", func(object.Ref, bool) (bool, error) { return false, nil }); l.Err == nil {
 			t.Errorf("%s: read without error: %+v", name, l)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
@@ -25,8 +27,9 @@ import (
 // report to initial, then calls changed for every lock whose verdict,
 // holder, reason or active Job changes, whichever input of its verdict
 // changed: its Lease, the pod its holder names, one of its owner's runner
-// Jobs, its owner (created, deleted, or its gates changed) or the
-// TerraformCluster the owner inherits from.
+// Jobs, its owner (created, deleted, or its gates changed), the
+// TerraformCluster the owner inherits from, or the Cluster API Cluster
+// through which it does.
 //
 // Nothing that happens between the first report and the watch is lost.
 // Informers on the Leases, CAPTF's runner pods and Jobs, and the three
@@ -41,9 +44,14 @@ import (
 // handlers only queue keys. client-go's informers reconnect when a watch
 // ends and relist when it expired (410 Gone). The Leases' and pods'
 // informers must list, as Read must: a failure before their first sync
-// ends the watch with its error. The Jobs' and the kinds' may not (RBAC,
-// a kind not served): then their changes are not followed, as Read shows
-// them unreadable.
+// ends the watch with its error. The Jobs', the kinds' and the Clusters'
+// may not (RBAC, a kind not served): then their changes are not followed,
+// as Read shows them unreadable.
+//
+// The pod informer follows CAPTF's labelled runner pods. A holder pod
+// without that label (a person removed it, or a Foreign lock's host names
+// some other pod) is followed by a watch of that one pod by name, for as
+// long as a lock's holder names it and it exists.
 func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspect.Report) error, changed func(inspect.Change) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -62,7 +70,10 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	li, pi := leases.Coordination().V1().Leases().Informer(), runners.Core().V1().Pods().Informer()
 	ji := runners.Batch().V1().Jobs().Informer()
 	objs := metadatainformer.NewFilteredSharedInformerFactory(r.Metadata, 0, s.Namespace, nil)
-	w := &watcher{r: r, scope: s, leases: li.GetIndexer(), kinds: map[string]cache.Store{}, last: map[string]inspect.Result{}, byHost: map[string]map[string]bool{}, changed: changed}
+	w := &watcher{r: r, ctx: ctx, q: q, scope: s, leases: li.GetIndexer(), runners: pi.GetStore(), kinds: map[string]cache.Store{},
+		last: map[string]inspect.Result{}, hostOf: map[string]string{}, byHost: map[string]map[string]bool{},
+		tcOf: map[string]string{}, byTC: map[string]map[string]bool{}, pods: map[string]*podWatch{}, changed: changed}
+	defer w.stopPods()
 	for _, h := range []struct {
 		inf cache.SharedIndexInformer
 		key func(any) []watchKey
@@ -80,6 +91,13 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 			return err
 		}
 	}
+	// Clusters: a change of one (its infrastructureRef) changes what its
+	// machines and pools inherit.
+	ci := objs.ForResource(ClusterGVR).Informer()
+	kindInformers["Cluster"] = ci
+	if _, err := ci.AddEventHandler(queueing(q, clusterKey)); err != nil {
+		return err
+	}
 	// A required list that fails before the first sync (RBAC, an
 	// unreachable server) ends the watch with that error, as a plain
 	// listing would; the reflector would otherwise retry it forever,
@@ -89,8 +107,11 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	required := map[cache.SharedIndexInformer]string{li: "leases", pi: "pods"}
 	optional := map[cache.SharedIndexInformer]string{ji: "jobs.batch"}
 	for name, inf := range kindInformers {
-		k, _ := object.KindByName(name)
-		optional[inf] = k.Resource + "." + object.Group
+		if k, ok := object.KindByName(name); ok {
+			optional[inf] = k.Resource + "." + object.Group
+		} else {
+			optional[inf] = ClusterGVR.Resource + "." + ClusterGVR.Group
+		}
 	}
 	stops := map[cache.SharedIndexInformer]chan struct{}{}
 	for inf := range optional {
@@ -161,7 +182,7 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 		return err
 	}
 	for _, res := range rep.Results {
-		w.remember(res)
+		w.remember(res, snap)
 	}
 	for {
 		k, shutdown := q.Get()
@@ -213,8 +234,23 @@ func podKey(obj any) []watchKey {
 	return []watchKey{{p.Namespace, podPrefix + p.Name}}
 }
 
-// podPrefix marks a pod's key: no Lease name starts with it.
-const podPrefix = "pod:"
+// Prefixes of the keys that name something other than a lock: no Lease
+// name (a DNS subdomain) holds a ":".
+const (
+	podPrefix     = "pod:"
+	tcPrefix      = "terraformcluster:"
+	clusterPrefix = "cluster:"
+)
+
+// clusterKey is a Cluster API Cluster's key; the watcher maps it to the
+// locks of the machines and pools labelled with its name.
+func clusterKey(obj any) []watchKey {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil
+	}
+	return []watchKey{{m.Namespace, clusterPrefix + m.Name}}
+}
 
 // jobKey is the lock of a runner Job's controller: the object it runs for.
 func jobKey(obj any) []watchKey {
@@ -235,8 +271,9 @@ func jobKey(obj any) []watchKey {
 }
 
 // objectKeys is the lock of a CAPTF object; for a TerraformCluster, also
-// the locks of the machines and pools of its Cluster, which inherit from
-// it.
+// the locks of the machines and pools that inherit from it: those whose
+// last read found it (by its key), and those of the Cluster its
+// cluster-name label names, which a lookup after a change may find.
 func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
@@ -244,13 +281,23 @@ func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
 	}
 	ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
 	keys := []watchKey{{m.Namespace, object.LockLeaseName(object.DefaultWorkspace, ref.Suffix())}}
-	cl := m.Labels[jobgate.ClusterNameLabel]
-	if k != object.TerraformCluster || cl == "" {
+	if k != object.TerraformCluster {
 		return keys
 	}
+	keys = append(keys, watchKey{m.Namespace, tcPrefix + m.Name})
+	if cl := m.Labels[jobgate.ClusterNameLabel]; cl != "" {
+		keys = append(keys, w.labelled(m.Namespace, cl)...)
+	}
+	return keys
+}
+
+// labelled are the locks of the machines and pools labelled with Cluster
+// cluster's name, from the kinds' stores (safe from any goroutine).
+func (w *watcher) labelled(ns, cluster string) []watchKey {
+	var keys []watchKey
 	for _, kind := range []object.Kind{object.TerraformMachine, object.TerraformMachinePool} {
 		for _, o := range w.kinds[kind.Name].List() {
-			if om, ok := o.(*metav1.PartialObjectMetadata); ok && om.Namespace == m.Namespace && om.Labels[jobgate.ClusterNameLabel] == cl {
+			if om, ok := o.(*metav1.PartialObjectMetadata); ok && om.Namespace == ns && om.Labels[jobgate.ClusterNameLabel] == cluster {
 				r := object.Ref{Kind: kind, Namespace: om.Namespace, Name: om.Name}
 				keys = append(keys, watchKey{om.Namespace, object.LockLeaseName(object.DefaultWorkspace, r.Suffix())})
 			}
@@ -285,50 +332,182 @@ func queueing(q workqueue.TypedInterface[watchKey], keysOf func(obj any) []watch
 // watcher is what the watch has reported, owned by the goroutine that
 // handles the queue.
 type watcher struct {
-	r     *Reader
+	r   *Reader
+	ctx context.Context
+	q   workqueue.TypedInterface[watchKey]
+	// scope is the watch's.
 	scope inspect.Scope
 	// leases is the lease informer's store: a Lease not in it is gone, or
 	// has left the selector.
 	leases cache.Store
+	// runners is the labelled pods' informer's store.
+	runners cache.Store
 	// kinds are the kinds' informers' stores, by Kind name.
 	kinds map[string]cache.Store
-	// last is each lock's last result, by namespace/name; byHost maps a
-	// holder pod (namespace/name) to the locks it holds.
-	last    map[string]inspect.Result
-	byHost  map[string]map[string]bool
+	// last is each lock's last result, by namespace/name.
+	last map[string]inspect.Result
+	// hostOf is the holder pod (namespace/name) each lock's last result
+	// names, byHost the locks that name each.
+	hostOf map[string]string
+	byHost map[string]map[string]bool
+	// tcOf is the TerraformCluster (namespace/name) each lock's owner
+	// inherited from at its last read, byTC the locks of each.
+	tcOf map[string]string
+	byTC map[string]map[string]bool
+	// pods are the watches of single holder pods the labelled informer
+	// does not follow, by namespace/name.
+	pods    map[string]*podWatch
 	changed func(inspect.Change) error
 }
 
-func (w *watcher) remember(r inspect.Result) {
+// remember keeps a lock's result, read in snap, and follows what it
+// depends on beyond the informers: its holder pod when unlabelled, and
+// the TerraformCluster its owner inherits from.
+func (w *watcher) remember(r inspect.Result, snap *inspect.Snapshot) {
 	l := r.Facts.Lease
 	k := inspect.Key(l.Namespace, l.Name)
 	w.last[k] = r
-	if l.Host != "" {
-		h := inspect.Key(l.Namespace, l.Host)
-		if w.byHost[h] == nil {
-			w.byHost[h] = map[string]bool{}
+	host := ""
+	if p := r.Facts.Pod; p != nil && p.Exists {
+		host = inspect.Key(l.Namespace, p.Name)
+	} else if l.Host != "" {
+		host = inspect.Key(l.Namespace, l.Host)
+	}
+	before := w.hostOf[k]
+	relink(w.hostOf, w.byHost, k, host)
+	w.followPod(before)
+	w.followPod(host)
+	tc := ""
+	if o := r.Facts.Owner; o != nil {
+		if c, ok := snap.Clusters[o.Ref]; ok && c.Object != nil {
+			tc = inspect.Key(c.Object.GetNamespace(), c.Object.GetName())
 		}
-		w.byHost[h][k] = true
+	}
+	relink(w.tcOf, w.byTC, k, tc)
+}
+
+// forget drops a lock that is gone.
+func (w *watcher) forget(k string) {
+	delete(w.last, k)
+	host := w.hostOf[k]
+	relink(w.hostOf, w.byHost, k, "")
+	relink(w.tcOf, w.byTC, k, "")
+	w.followPod(host)
+}
+
+// relink points lock k at target ("" for none) in a one-to-many index.
+func relink(of map[string]string, by map[string]map[string]bool, k, target string) {
+	if old, ok := of[k]; ok {
+		delete(by[old], k)
+		if len(by[old]) == 0 {
+			delete(by, old)
+		}
+		delete(of, k)
+	}
+	if target == "" {
+		return
+	}
+	of[k] = target
+	if by[target] == nil {
+		by[target] = map[string]bool{}
+	}
+	by[target][k] = true
+}
+
+// podWatch is the watch of one pod by name.
+type podWatch struct{ stop context.CancelFunc }
+
+// followPod watches the holder pod key (namespace/name) by name while a
+// lock's last result names it as existing and the labelled informer does
+// not hold it, and stops watching it otherwise.
+func (w *watcher) followPod(key string) {
+	if key == "" {
+		return
+	}
+	want := false
+	if _, inStore, err := w.runners.GetByKey(key); err == nil && !inStore {
+		for k := range w.byHost[key] {
+			if p := w.last[k].Facts.Pod; p != nil && p.Exists {
+				want = true
+				break
+			}
+		}
+	}
+	pw, watching := w.pods[key]
+	switch {
+	case want && !watching:
+		w.pods[key] = w.watchPod(key)
+	case !want && watching:
+		pw.stop()
+		delete(w.pods, key)
 	}
 }
 
-// recheck re-reads the locks a queued key names (a pod's: those it holds)
-// and reports each when what a reader sees changed; a lock that is gone
-// (or has left the selector) is reported deleted.
-func (w *watcher) recheck(ctx context.Context, ns, name string) error {
-	if pod, ok := strings.CutPrefix(name, podPrefix); ok {
-		for lk := range w.byHost[inspect.Key(ns, pod)] {
-			l := w.last[lk].Facts.Lease
-			if l.Name == "" {
-				continue
-			}
-			if err := w.recheckLock(ctx, l.Namespace, l.Name); err != nil {
-				return err
-			}
-		}
-		return nil
+// watchPod starts an informer on the one pod key names. Once it has
+// listed, the pod's key is queued once: a change between the read that
+// found the pod and that list is then not lost.
+func (w *watcher) watchPod(key string) *podWatch {
+	ns, name := splitKey(key)
+	ctx, stop := context.WithCancel(w.ctx)
+	f := informers.NewSharedInformerFactoryWithOptions(w.r.Client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		}))
+	inf := f.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(queueing(w.q, podKey)); err != nil {
+		stop()
+		return &podWatch{stop: stop}
 	}
-	return w.recheckLock(ctx, ns, name)
+	go inf.Run(ctx.Done())
+	go func() {
+		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			w.q.Add(watchKey{ns, podPrefix + name})
+		}
+	}()
+	return &podWatch{stop: stop}
+}
+
+// stopPods ends every single-pod watch.
+func (w *watcher) stopPods() {
+	for _, pw := range w.pods {
+		pw.stop()
+	}
+}
+
+// recheck re-reads the locks a queued key names (a pod's: those it holds;
+// a TerraformCluster's: those whose owners inherit from it; a Cluster's:
+// those of the machines and pools labelled with its name) and reports
+// each when what a reader sees changed; a lock that is gone (or has left
+// the selector) is reported deleted.
+func (w *watcher) recheck(ctx context.Context, ns, name string) error {
+	var locks []string
+	if pod, ok := strings.CutPrefix(name, podPrefix); ok {
+		locks = sortedKeys(w.byHost[inspect.Key(ns, pod)])
+	} else if tc, ok := strings.CutPrefix(name, tcPrefix); ok {
+		locks = sortedKeys(w.byTC[inspect.Key(ns, tc)])
+	} else if cl, ok := strings.CutPrefix(name, clusterPrefix); ok {
+		for _, k := range w.labelled(ns, cl) {
+			locks = append(locks, inspect.Key(k.namespace, k.name))
+		}
+	} else {
+		return w.recheckLock(ctx, ns, name)
+	}
+	for _, lk := range locks {
+		lns, lname := splitKey(lk)
+		if err := w.recheckLock(ctx, lns, lname); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
@@ -337,8 +516,10 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 	_, present, err := w.leases.GetByKey(k)
 	deleted := err == nil && !present
 	var res inspect.Result
+	var snap *inspect.Snapshot
 	if !deleted {
-		snap, err := w.r.ReadLock(ctx, ns, name)
+		var err error
+		snap, err = w.r.ReadLock(ctx, ns, name)
 		var none *inspect.NoLeaseError
 		switch {
 		case errors.As(err, &none):
@@ -353,16 +534,16 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 		if !known {
 			return nil
 		}
-		delete(w.last, k)
+		w.forget(k)
 		return w.changed(inspect.Change{Result: prev, Deleted: true})
 	}
 	if !w.scope.AllWorkspaces && res.Facts.Lease.Workspace != object.DefaultWorkspace {
 		return nil
 	}
+	w.remember(res, snap)
 	if known && same(prev, res) {
 		return nil
 	}
-	w.remember(res)
 	return w.changed(inspect.Change{Result: res})
 }
 
