@@ -32,6 +32,7 @@ func main() {
 	flag.IntVar(&c.AllStaleLeases, "all-stale-leases", c.AllStaleLeases, "locks of the unlock --all-stale cluster (0 for none)")
 	flag.Float64Var(&c.AllStaleHeld, "all-stale-held", c.AllStaleHeld, "the share of them held (half of the held are Stale)")
 	flag.IntVar(&c.AllStaleRuns, "all-stale-runs", c.AllStaleRuns, "runs of locks -A and the dry run on that cluster")
+	baseline := flag.String("baseline", "", "a git revision to build and run side by side with this tree's build (locks -A and the --all-stale dry run)")
 	out := flag.String("out", "docs/benchmarks.md", "where to write the results ('-' for stdout)")
 	serve := flag.Bool("serve", false, "only seed a test-bed and keep it running until interrupted, for profiling")
 	flag.Parse()
@@ -47,7 +48,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(c, *out); err != nil {
+	if err := run(c, *baseline, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -68,7 +69,7 @@ func serveBed(c bench.Config) error {
 	return nil
 }
 
-func run(c bench.Config, out string) error {
+func run(c bench.Config, baseline, out string) error {
 	dir, err := os.MkdirTemp("", "captf-bench-bin-")
 	if err != nil {
 		return err
@@ -77,6 +78,11 @@ func run(c bench.Config, out string) error {
 	plugin := filepath.Join(dir, "kubectl-captf")
 	if b, err := exec.Command("go", "build", "-trimpath", "-o", plugin, "./cmd/kubectl-captf").CombinedOutput(); err != nil {
 		return fmt.Errorf("building the plugin: %v\n%s", err, b)
+	}
+	if baseline != "" {
+		if c.Baseline, c.BaselineLabel, err = buildAt(baseline, dir); err != nil {
+			return err
+		}
 	}
 	rep, err := bench.Run(context.Background(), c, plugin, os.Stderr)
 	if err != nil {
@@ -93,6 +99,28 @@ func run(c bench.Config, out string) error {
 		}
 	}
 	return os.WriteFile(out, []byte(md), 0o644)
+}
+
+// buildAt builds the plugin as it was at a git revision, in a worktree of
+// its own, and returns the binary and the revision's short hash.
+func buildAt(rev, dir string) (bin, label string, err error) {
+	b, err := exec.Command("git", "rev-parse", "--short", rev+"^{commit}").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("-baseline %s: not a revision: %v", rev, err)
+	}
+	label = strings.TrimSpace(string(b))
+	tree := filepath.Join(dir, "baseline")
+	if b, err := exec.Command("git", "worktree", "add", "--detach", tree, label).CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("-baseline %s: %v\n%s", rev, err, b)
+	}
+	defer exec.Command("git", "worktree", "remove", "--force", tree).Run()
+	bin = filepath.Join(dir, "kubectl-captf-"+label)
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-captf")
+	build.Dir = tree
+	if b, err := build.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("building the plugin at %s: %v\n%s", label, err, b)
+	}
+	return bin, label, nil
 }
 
 func joinInts(v []int) string {

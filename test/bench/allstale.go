@@ -19,6 +19,8 @@ type AllStale struct {
 	Rows []Row
 	// Left are the Stale locks locks -A lists after the --confirm.
 	Left int
+	// BaselineLabel names the build of the rows measured as before.
+	BaselineLabel string
 }
 
 // Targets of issue 21 for unlock --all-stale.
@@ -32,6 +34,7 @@ const (
 const (
 	rowStaleLocks   = "allstale-locks"
 	rowStaleDryRun  = "allstale-dry-run"
+	rowStaleBefore  = "allstale-dry-run-before"
 	rowStaleConfirm = "allstale-confirm"
 )
 
@@ -55,10 +58,14 @@ func allStale(ctx context.Context, c Config, plugin string, log io.Writer) (*All
 	}
 	defer os.RemoveAll(dir)
 	_, counted := env(bed, plugin, dir)
-	out := &AllStale{Locks: sc.Leases, Stale: s.counts[staleGone] + s.counts[staleFailed]}
+	out := &AllStale{Locks: sc.Leases, Stale: s.counts[staleGone] + s.counts[staleFailed], BaselineLabel: c.BaselineLabel}
 	specs := []cmdSpec{
 		{name: rowStaleLocks, shown: "kubectl captf locks -A -o json", env: counted, argv: []string{plugin, "locks", "-A", "-o", "json"}, runs: sc.Runs},
 		{name: rowStaleDryRun, shown: "kubectl captf unlock --all-stale -A -o json (dry run)", env: counted, argv: []string{plugin, "unlock", "--all-stale", "-A", "-o", "json"}, runs: sc.Runs},
+	}
+	if c.Baseline != "" {
+		specs = append(specs, cmdSpec{name: rowStaleBefore, shown: "kubectl captf unlock --all-stale -A -o json (dry run), as built at " + c.BaselineLabel,
+			env: counted, argv: []string{c.Baseline, "unlock", "--all-stale", "-A", "-o", "json"}, runs: sc.Runs})
 	}
 	if out.Rows, err = measureAll(ctx, specs, apiserver(bed), log); err != nil {
 		return nil, err
@@ -104,6 +111,10 @@ func (a *AllStale) markdown() string {
 		m := r.Median
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s |\n", r.Command, m.Wall.Round(time.Millisecond), mb(m.PeakKB), m.Requests,
 			m.CPU.Round(10*time.Millisecond), m.ServerCPU.Round(10*time.Millisecond))
+	}
+	if old := row(rowStaleBefore); old.Wall > 0 {
+		fmt.Fprintf(&b, "\nThe dry run takes %.2fx the time and %.2fx the requests it took as built at %s.\n",
+			ratio(int64(dry.Wall), int64(old.Wall)), ratio(int64(dry.Requests), int64(old.Requests)), a.BaselineLabel)
 	}
 	perLock := float64(confirm.Requests) / float64(max(a.Stale, 1))
 	b.WriteString("\nTargets (issue 21), this run:\n\n")

@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 

@@ -157,6 +157,7 @@ type cmdSpec struct {
 // Names of the rows.
 const (
 	rowLocks       = "locks"
+	rowLocksBefore = "locks-before"
 	rowKubectl     = "leases"
 	rowExplain     = "explain"
 	rowLoop        = "loop"
@@ -215,7 +216,12 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 	if err := writeLoop(loop, kubectl, s.held, c.Loop); err != nil {
 		return err
 	}
-	specs := append(headline(bed, plugin, kubectl, plain, counted, c.Runs),
+	specs := headline(bed, plugin, kubectl, plain, counted, c.Runs)
+	if c.Baseline != "" {
+		specs = append(specs, cmdSpec{name: rowLocksBefore, shown: "kubectl captf locks -A -o json, as built at " + c.BaselineLabel,
+			env: counted, argv: []string{c.Baseline, "locks", "-A", "-o", "json"}, runs: c.Runs})
+	}
+	specs = append(specs,
 		cmdSpec{name: rowKindsJSON, shown: "raw GETs of all objects of the three CAPTF kinds, JSON (not decoded), one after the other", raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs},
 		cmdSpec{name: rowLeasesJSON, shown: "raw GET of all Leases, JSON (not decoded)", raw: &rawList{bed: bed, paths: []string{"/apis/coordination.k8s.io/v1/leases"}, accept: "application/json"}, runs: c.Runs},
 		cmdSpec{name: rowExplain, shown: "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, env: counted, argv: []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, runs: c.Runs},

@@ -36,6 +36,11 @@ type Config struct {
 	AllStaleLeases int
 	AllStaleHeld   float64
 	AllStaleRuns   int
+	// Baseline, when set, is a kubectl-captf binary built from an earlier
+	// commit (BaselineLabel names it): its locks -A, and its --all-stale
+	// dry run, run interleaved with this build's, so that a change is
+	// judged side by side on the same cluster and the same noise.
+	Baseline, BaselineLabel string
 }
 
 // Default is the cluster: 10,000 locks in 100 namespaces, 20% held.
