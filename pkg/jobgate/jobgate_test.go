@@ -87,6 +87,7 @@ func noOwner(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }
 
 // noRecords is an object without inputs records or state backups.
 var noRecords = Records{Read: true}
+
 func withState(p Presence) func(*Env) {
 	return func(e *Env) { e.State, e.StateWhy = p, "Forbidden" }
 }

@@ -183,8 +183,7 @@ func issue19Rows() []cfRow {
 			note: "client-go sends the GET of a name with upper case or '_' (a valid path segment); the API server answers NotFound: an ordinary Stale lock, and in this world CAPTF's next Job (an apply of the changed inputs) force-unlocks it",
 			ns:   r.Namespace, objects: []object.Ref{*r}, leases: leases, lease: lease,
 			want: v1alpha1.Stale, clears: true, owner: r, lockID: cfLockID, host: host, explain: true,
-			says:   []string{"its name is not a valid pod name", "CAPTF clears it with the object's next Job"},
-			action: []string{"This assumes that CAPTF's manager reconciles the object"},
+			says: []string{"its name is not a valid pod name", "CAPTF clears it with the object's next Job"},
 		})
 	}
 	{
