@@ -9,9 +9,12 @@
 // the code that creates the Job; docs/how-it-decides.md names each file
 // and commit. They read the object as CAPTF's reconcile leaves it
 // (annotations, spec, status conditions) and what the caller read around
-// it (Env): the TerraformCluster it inherits from, whether its state
-// Secret exists, its Jobs. Nothing here reads anything: the package has
-// no client, so that the decision is the same wherever it is made.
+// it (Env): the TerraformCluster it inherits from, its Jobs, and, for an
+// object being deleted, whether it has state, its inputs records and
+// state backups, and whether its namespace is being deleted. What the
+// caller did not read is "unsure", never "clears". Nothing here reads
+// anything: the package has no client, so that the decision is the same
+// wherever it is made.
 package jobgate
 
 import (
