@@ -52,7 +52,11 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleOwnerGone:
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
 		case inspect.StaleClears:
-			return first + upper(unlock) + ". " + reconciled(r)
+			s := first + upper(unlock) + "."
+			if filtered(r) {
+				s += " " + reconciled(r)
+			}
+			return s
 		case inspect.StaleGateClosed:
 			if deletes != "" {
 				return first + "No Job: " + gateReason(r, gate) + "." + deletes
@@ -96,7 +100,10 @@ const WatchFilterLabel = "cluster.x-k8s.io/watch-filter"
 // --namespace caches and reconciles one namespace only
 // (internal/manager/cache.go CacheOptions), one run with --watch-filter
 // only the objects labelled WatchFilterLabel with its value; the plugin
-// reads neither flag.
+// reads neither flag. It is said with every deletion of the Lease, and
+// with the force-unlock of the next Job where the object carries
+// WatchFilterLabel (filtered), a sign that managers are split by it; the
+// rest is in docs/how-it-decides.md, so that explain stays one screen.
 //
 // r has an owner: only then does the plugin say that CAPTF acts.
 func reconciled(r inspect.Result) string {
@@ -107,6 +114,15 @@ func reconciled(r inspect.Result) string {
 		}
 	}
 	return s + ")."
+}
+
+// filtered is whether the object carries WatchFilterLabel.
+func filtered(r inspect.Result) bool {
+	if r.Object == nil {
+		return false
+	}
+	_, ok := r.Object.GetLabels()[WatchFilterLabel]
+	return ok
 }
 
 // gateReason is the gate Classify decided with.

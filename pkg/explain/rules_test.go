@@ -25,7 +25,6 @@ func TestControllerAction(t *testing.T) {
 	dependency := &jobgate.Gate{State: jobgate.Unsure, Reason: "a dependency gate is set (DependenciesReady False/Waiting): CAPTF starts no Job for a mutable or unprovisioned object until it clears"}
 	never := "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
 	own := heldBy("root@" + runPod)
-	const reconciles = " This assumes that CAPTF's manager reconciles the object (its --namespace and --watch-filter decide which it does)."
 	released := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is being deleted without a Cluster owner reference, state, Job or sign of an apply: CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease", Quiet: true, BeforeLockCheck: true, Releases: true}
 
 	for _, c := range []struct {
@@ -45,9 +44,9 @@ func TestControllerAction(t *testing.T) {
 			want: activeFirst + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."},
 
 		{name: "stale: clears", r: classify(own), verdict: v1alpha1.Stale, stale: inspect.StaleClears,
-			want: "T" + forceUnlock[1:] + "." + reconciles},
+			want: "T" + forceUnlock[1:] + "."},
 		{name: "stale: clears, Job active", r: classify(own, podIs(corev1.PodFailed)), active: active, verdict: v1alpha1.Stale, stale: inspect.StaleClears,
-			want: activeFirst + "T" + forceUnlock[1:] + "." + reconciles},
+			want: activeFirst + "T" + forceUnlock[1:] + "."},
 		{name: "stale: lock-info ID differs", r: classify(lockLease("default", ptr(holderID), otherID, "root@"+runPod)), verdict: v1alpha1.Stale, stale: inspect.StaleIDMismatch,
 			want: "Every Job it creates for terraformcluster/demo runs force-unlock of the lock info's ID " + otherID + "; the backend compares holderIdentity " + holderID +
 				", answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job."},
@@ -241,10 +240,10 @@ func TestSmallHelpers(t *testing.T) {
 	}
 }
 
-// What CAPTF does next assumes that its manager reconciles the object,
-// said once where the plugin says CAPTF acts: the force-unlock of its
-// next Job and its deletion of the Lease; an object that carries the
-// watch-filter label is named with it.
+// What CAPTF does next assumes that its manager reconciles the object:
+// said once with every deletion of the Lease, and with the force-unlock
+// of the next Job of an object that carries the watch-filter label (a
+// sign that managers are split by it), named with its value.
 func TestActionAssumesTheManagerReconciles(t *testing.T) {
 	own := heldBy("root@" + runPod)
 	r := classify(own)
@@ -252,6 +251,10 @@ func TestActionAssumesTheManagerReconciles(t *testing.T) {
 	r.Object.SetLabels(map[string]string{WatchFilterLabel: "team-a"})
 	if got := controllerAction(r, nil, nil); !strings.HasSuffix(got, "(its --namespace and --watch-filter decide which it does; this one carries cluster.x-k8s.io/watch-filter=team-a).") {
 		t.Errorf("clears: %q", got)
+	}
+	r.Object.SetLabels(nil)
+	if got := controllerAction(r, nil, nil); strings.Contains(got, "This assumes") {
+		t.Errorf("clears, no label: %q", got)
 	}
 	retain := &jobgate.Gate{State: jobgate.Closed, Reason: "retain", Deletes: &jobgate.Deletion{Path: jobgate.PathRetain, When: "now", Why: "why", Certain: true, AfterLockCheck: true}}
 	got := controllerAction(classify(heldBy("alice@laptop"), gateIs(retain)), nil, retain)

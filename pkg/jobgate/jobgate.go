@@ -9,9 +9,12 @@
 // the code that creates the Job; docs/how-it-decides.md names each file
 // and commit. They read the object as CAPTF's reconcile leaves it
 // (annotations, spec, status conditions) and what the caller read around
-// it (Env): the TerraformCluster it inherits from, whether its state
-// Secret exists, its Jobs. Nothing here reads anything: the package has
-// no client, so that the decision is the same wherever it is made.
+// it (Env): the TerraformCluster it inherits from, its Jobs, and, for an
+// object being deleted, whether it has state, its inputs records and
+// state backups, and whether its namespace is being deleted. What the
+// caller did not read is "unsure", never "clears". Nothing here reads
+// anything: the package has no client, so that the decision is the same
+// wherever it is made.
 package jobgate
 
 import (
@@ -277,8 +280,10 @@ func Of(kind string, u *unstructured.Unstructured, env Env) Gate {
 	}
 	g := afterOwner(kind, u, conds, env, deleting)
 	if maybeReleased != "" {
-		g = uncertain(g, maybeReleased)
+		// Released or not, no Job starts where g starts none.
+		g = either(g, maybeReleased)
 		g.MaybeBeforeLockCheck = true
+		g.Releases = g.Releases || (g.State == Closed && g.Deletes == nil)
 	}
 	return g
 }
@@ -414,7 +419,7 @@ func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]c
 		// Unresolved either way.
 		return policySteps(kind, u, conds, env)
 	}
-	return uncertain(policySteps(kind, u, conds, env), fmt.Sprintf("DependenciesReady says %s, which CAPTF re-derives from the %s the plugin does not read: if that owner still does not reference it back, CAPTF looks up no TerraformCluster, its deletionPolicy is unresolved (DeletionPolicyUnresolved) and neither a destroy nor a Retain runs; otherwise", c.says(), OwnerKind(kind)))
+	return either(policySteps(kind, u, conds, env), fmt.Sprintf("DependenciesReady says %s, which CAPTF re-derives from the %s the plugin does not read: if that owner still does not reference it back, CAPTF looks up no TerraformCluster, its deletionPolicy is unresolved (DeletionPolicyUnresolved) and neither a destroy nor a Retain runs; otherwise", c.says(), OwnerKind(kind)))
 }
 
 // policySteps follows the deletion from its policy on: an unresolved
@@ -580,7 +585,7 @@ func creates(g Gate, u *unstructured.Unstructured, conds map[string]condition, e
 			out.Deletes = &d
 		}
 		return out
-	case deleting && env.NamespaceDeleting == Unread && g.State == Open:
+	case deleting && env.NamespaceDeleting == Unread && (g.State == Open || g.Next != ""):
 		return uncertain(g, fmt.Sprintf("whether namespace %s is being deleted could not be read (%s): if it is, CAPTF can create no Job there; otherwise", ns, whyOr(env.NamespaceWhy)))
 	}
 	return g
@@ -773,6 +778,18 @@ func whyOr(why string) string {
 		return "not read"
 	}
 	return why
+}
+
+// either is g or another outcome that starts no Job and deletes no
+// Lease, depending on what prefix says could not be known: Closed when g
+// is, else as uncertain makes it; a deletion of the Lease is not certain.
+func either(g Gate, prefix string) Gate {
+	if g.State != Closed {
+		return uncertain(g, prefix)
+	}
+	out := uncertain(g, prefix)
+	out.State = Closed
+	return out
 }
 
 func nextOr(next, def string) string {

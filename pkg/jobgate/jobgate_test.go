@@ -87,6 +87,7 @@ func noOwner(u *unstructured.Unstructured) { u.SetOwnerReferences(nil) }
 
 // noRecords is an object without inputs records or state backups.
 var noRecords = Records{Read: true}
+
 func withState(p Presence) func(*Env) {
 	return func(e *Env) { e.State, e.StateWhy = p, "Forbidden" }
 }
@@ -214,23 +215,23 @@ func TestOf(t *testing.T) {
 		// the lock check.
 		{name: "deleting without an owner or state", u: obj(deleting, noOwner), env: env(withState(Absent), withRecords(noRecords)), state: Closed, quiet: true, says: "drops its finalizer in its preamble, starting no Job and leaving the Lease"},
 		{name: "deleting without an owner or state, paused: released first", u: obj(deleting, noOwner, annotate(PausedAnnotation, "")), env: env(withState(Absent), withRecords(noRecords)), state: Closed, quiet: true, says: "drops its finalizer in its preamble"},
-		{name: "deleting without an owner, state unreadable", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), noOwner), env: env(withState(Unread), withRecords(noRecords)), state: Unsure, says: "whether its state Secret exists (Forbidden) could not be read", deletes: PathRetain},
+		{name: "deleting without an owner, state unreadable", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), noOwner), env: env(withState(Unread), withRecords(noRecords)), state: Closed, says: "whether its state Secret exists (Forbidden) could not be read", deletes: PathRetain},
 		{name: "deleting without an owner, state unreadable, backups: not released", u: obj(deleting, set("Retain", "spec", "deletionPolicy"), noOwner), env: env(withState(Unread)), state: Closed, deletes: PathRetain, certain: true},
 		{name: "deleting without an owner or state, applied before, own Retain", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
 			env: env(withState(Absent), withRecords(Records{Read: true, Applied: true, Inputs: true})), state: Closed, deletes: PathRetain, certain: true},
 		{name: "deleting without an owner or state, records unread, own Retain", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
-			env: env(withState(Absent), withRecords(Records{})), state: Unsure, says: "its inputs records and state backups (not read) could not be read", deletes: PathRetain},
+			env: env(withState(Absent), withRecords(Records{})), state: Closed, says: "its inputs records and state backups (not read) could not be read", deletes: PathRetain},
 		{name: "deleting without an owner or state, provisioned, Destroy: held", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, provisioned),
 			env: env(withState(Absent), withRecords(Records{})), state: Closed, says: "StateLost"},
 		{name: "deleting without an owner or state, an unbookkept apply: the cleanup may run", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner),
 			env: env(withState(Absent), withRecords(noRecords), withUnbookkept(Present)), state: Closed, deletes: PathCleanupWithoutState},
 		{name: "deleting without an owner or state, an active Job", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, noOwner, set("Retain", "spec", "deletionPolicy")),
 			env: env(withState(Absent), withRecords(noRecords), func(e *Env) { e.ActiveJob = "captf-c-web-apply-a1-aaaaaa" }), state: Closed, deletes: PathRetain, certain: true},
-		{name: "deleting without an owner, paused, records unread", u: obj(deleting, noOwner, annotate(PausedAnnotation, "")), env: env(withState(Absent), withRecords(Records{})), state: Unsure, says: "otherwise the object is paused"},
+		{name: "deleting without an owner, paused, records unread", u: obj(deleting, noOwner, annotate(PausedAnnotation, "")), env: env(withState(Absent), withRecords(Records{})), state: Closed, says: "otherwise the object is paused"},
 		{name: "a machine without an owner inherits nothing", u: obj(deleting, noOwner), env: env(withState(Present), withCluster(tc(set("Retain", "spec", "defaults", "deletionPolicy")))), state: Closed, quiet: true, says: "CAPTF looks a TerraformCluster up only for an object with a Machine owner reference"},
 
 		// Finding 3: an owner that does not reference the object back.
-		{name: "deleting machine, OwnerMismatch, inherited Retain", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(withCluster(tc(set("Retain", "spec", "defaults", "deletionPolicy")))), state: Unsure, says: "if that owner still does not reference it back, CAPTF looks up no TerraformCluster", deletes: PathRetain},
+		{name: "deleting machine, OwnerMismatch, inherited Retain", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(withCluster(tc(set("Retain", "spec", "defaults", "deletionPolicy")))), state: Closed, says: "if that owner still does not reference it back, CAPTF looks up no TerraformCluster", deletes: PathRetain},
 		{name: "deleting machine, OwnerMismatch, inherited Destroy", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(), state: Unsure, says: "DeletionPolicyUnresolved"},
 		{name: "deleting machine, OwnerMismatch, no TerraformCluster", u: obj(deleting, cond("DependenciesReady", "False", "OwnerMismatch")), env: env(withCluster(Cluster{Read: true, Why: "none"})), state: Closed, quiet: true, says: "unresolved"},
 		{name: "deleting pool, OwnerMismatch, own policy", kind: "TerraformMachinePool", u: objOf("TerraformMachinePool", deleting, set("Destroy", "spec", "deletionPolicy"), cond("DependenciesReady", "False", "OwnerMismatch")), env: env(), state: Open, next: "the destroy Job"},

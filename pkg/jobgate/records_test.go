@@ -86,8 +86,14 @@ func TestOwnerlessRelease(t *testing.T) {
 		t.Errorf("released: %+v", g)
 	}
 	g = Of("TerraformMachine", u, env(withState(Absent), withRecords(Records{})))
-	if g.BeforeLockCheck || g.Quiet || !g.MaybeBeforeLockCheck || g.State != Unsure {
+	// Released or held on an unresolved policy: no Job either way.
+	if g.BeforeLockCheck || g.Quiet || !g.MaybeBeforeLockCheck || g.State != Closed || !g.Releases {
 		t.Errorf("maybe released: %+v", g)
+	}
+	// With its state unread, a destroy may start instead of the release.
+	g = Of("TerraformCluster", objOf("TerraformCluster", deleting, noOwner), env(withState(Unread), withRecords(noRecords)))
+	if g.State != Unsure || !g.MaybeBeforeLockCheck || g.Releases {
+		t.Errorf("maybe released, else destroyed: %+v", g)
 	}
 	// An owner reference: no release, whatever is unread.
 	if g := Of("TerraformMachine", obj(deleting, set("Retain", "spec", "deletionPolicy")), env(withState(Absent), withRecords(Records{}))); g.MaybeBeforeLockCheck || g.Releases {

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
@@ -16,34 +19,32 @@ import (
 // paused object, a paused Cluster) the table, the JSON and explain say
 // CAPTF will not clear it, and why; under a Retain deletion no Job starts
 // either, but CAPTF deletes the Lease itself, and all three say so; an
-// object with nothing in the way still gets "CAPTF clears it".
+// object with nothing in the way still gets "CAPTF clears it". Each
+// object is made with what CAPTF reads around it (testbed.World), so
+// that "clears" is what CAPTF would do there.
 func TestGatesKeepStaleLocks(t *testing.T) {
 	ctx := context.Background()
 	ns := "gates"
 	kc := kubeconfigIn(t, ns)
-	stale := func(name string) object.Ref {
-		r := newObject(t, ns, object.TerraformCluster, name)
+	stale := func(name string, s testbed.Seeded) object.Ref {
+		r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: name}
+		s.World = &testbed.World{}
+		if err := admin.Seed(ctx, r, s); err != nil {
+			t.Fatal(err)
+		}
 		syntheticLock(t, r, "abababab-0000-0000-0000-000000000000", "root@captf-c-"+name+"-apply-a1-d72d2a-x7k2p", nil)
 		return r
 	}
-	open := stale("open")
-	paused := stale("paused")
-	if err := admin.Annotate(ctx, paused, map[string]string{"cluster.x-k8s.io/paused": ""}); err != nil {
-		t.Fatal(err)
-	}
-	pausedCluster := stale("paused-cluster")
-	if err := admin.SetStatus(ctx, pausedCluster, map[string]any{"conditions": []any{
+	open := stale("open", testbed.Seeded{})
+	stale("paused", testbed.Seeded{Annotations: map[string]string{"cluster.x-k8s.io/paused": ""}})
+	// The Cluster is paused; CAPTF's preamble wrote Paused from it.
+	pausedCluster := stale("paused-cluster", testbed.Seeded{Status: map[string]any{"conditions": []any{
 		testbed.Condition("Paused", "True", "Paused", "Cluster spec.paused is set to true", time.Now()),
-	}}); err != nil {
+	}}})
+	if _, err := admin.Dynamic.Resource(testbed.ClusterGVR).Namespace(ns).Patch(ctx, "cl-"+pausedCluster.Suffix(), types.MergePatchType, []byte(`{"spec":{"paused":true}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	retain := stale("retain")
-	if err := admin.PatchObject(ctx, retain, map[string]any{"spec": map[string]any{"deletionPolicy": "Retain"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.DeleteHeld(ctx, retain); err != nil {
-		t.Fatal(err)
-	}
+	retain := stale("retain", testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Retain"}, Delete: []string{}})
 
 	want := map[string]string{
 		"paused":         "the object is paused (annotation cluster.x-k8s.io/paused)",

@@ -50,11 +50,18 @@ type Seeded struct {
 	// Delete, when set, deletes the object, held by these finalizers (at
 	// least the test-bed's own).
 	Delete []string
+	// World, when set, makes the object with what CAPTF reads around it
+	// (world.go): its owner chain, credentials, state, inputs records and
+	// the conditions CAPTF writes; Status then adds to those conditions.
+	World *World
 }
 
 // Seed creates a CAPTF object as s describes it: created with its spec,
 // labels and annotations, then its status, then deleted when asked.
 func (cs *Clients) Seed(ctx context.Context, r object.Ref, s Seeded) error {
+	if s.World != nil {
+		return cs.seedWorld(ctx, r, s, *s.World)
+	}
 	if err := cs.ObjectWithSpec(ctx, r, s.Spec); err != nil {
 		return err
 	}
@@ -156,15 +163,4 @@ func (cs *Clients) UID(ctx context.Context, r object.Ref) (types.UID, error) {
 		return "", err
 	}
 	return u.GetUID(), nil
-}
-
-// StateSecret creates the object's state Secret as the kubernetes backend
-// names and labels it (tfstate-default-<suffix>), with no state in it.
-func (cs *Clients) StateSecret(ctx context.Context, r object.Ref) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace,
-		Labels: map[string]string{"tfstate": "true", "tfstateSecretSuffix": r.Suffix(), "tfstateWorkspace": "default", "app.kubernetes.io/managed-by": "terraform"},
-	}}
-	_, err := cs.Kube.CoreV1().Secrets(r.Namespace).Create(ctx, s, metav1.CreateOptions{})
-	return err
 }

@@ -70,7 +70,11 @@ func (cs *Clients) ObjectWithSpec(ctx context.Context, r object.Ref, spec map[st
 	// Cluster API sets an owner on every infrastructure object, of the
 	// kind CAPTF looks for (OwnerRef): without one CAPTF waits for it and
 	// starts no Job. No garbage collector runs in the test-bed, so the
-	// owner need not exist.
+	// object stays although that owner does not exist; CAPTF would find
+	// it gone (OwnerGone), and a TerraformCluster's or a pool's inputs,
+	// which it builds on every pass, would stop at DependenciesReady
+	// OwnerNotFound. An object CAPTF is to start a Job for is made with
+	// Seed and a World, which makes the owner.
 	u.SetOwnerReferences([]metav1.OwnerReference{OwnerRef(r.Kind)})
 	_, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Create(ctx, u, metav1.CreateOptions{})
 	return err
