@@ -71,22 +71,24 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 		}
 	}
-	// Foreign or Unknown.
-	switch {
-	case l.Workspace != object.DefaultWorkspace:
-		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
-	case l.ID == "":
-		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails." + deletes
-	case o == nil:
-		return "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."
-	case o.Exists != nil && !*o.Exists:
-		return fmt.Sprintf("Nothing: %s no longer exists, so no controller reads this lock.", o.Ref)
-	}
-	s := first + "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	// Foreign or Unknown: the case Classify decided.
+	stateLocked := "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
 	if gate != nil && gate.State == jobgate.Closed {
-		s += " Now: " + gate.Reason + "."
+		stateLocked += " Now: " + gate.Reason + "."
 	}
-	return s + deletes
+	switch d.Case {
+	case inspect.CaseOtherWorkspace:
+		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
+	case inspect.CaseEmptyID:
+		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails." + deletes
+	case inspect.CaseNoOwner:
+		return "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."
+	case inspect.CaseOwnerGone:
+		return fmt.Sprintf("Nothing: %s no longer exists, so no controller reads this lock.", o.Ref)
+	case inspect.CaseOwnerUnread:
+		return first + fmt.Sprintf("If %s exists: ", o.Ref) + stateLocked + " Whether it exists could not be read." + deletes
+	}
+	return first + stateLocked + deletes
 }
 
 // WatchFilterLabel is the label CAPTF's manager selects the objects it
@@ -167,7 +169,9 @@ func disagreement(x *v1alpha1.Explanation, r *inspect.Result, ref *object.Ref, g
 	}
 	heldForCAPTF := r != nil && r.Facts.Lease.Held && r.Facts.Lease.ID != ""
 	quiet := x.Context.ActiveJob != nil || (gate != nil && gate.Quiet) || (r != nil && r.Decision.StaleCase == inspect.StaleCheckFails)
-	foreign := heldForCAPTF && (x.Verdict == v1alpha1.Foreign || x.Verdict == v1alpha1.Unknown) && r.Facts.Lease.Workspace == object.DefaultWorkspace
+	// CAPTF sets StateLocked for a lock it reads and does not own: the
+	// case Classify decided.
+	foreign := r != nil && (r.Decision.Case == inspect.CaseStateLocked || r.Decision.Case == inspect.CaseOwnerUnread)
 	var s string
 	switch {
 	case c.Reason == "StateLocked" && !heldForCAPTF:

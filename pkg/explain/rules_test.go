@@ -72,6 +72,8 @@ func TestControllerAction(t *testing.T) {
 			want: "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."},
 		{name: "foreign: owner gone", r: classify(heldBy("alice@laptop"), ownerExists(ptr(false))), verdict: v1alpha1.Foreign,
 			want: "Nothing: terraformcluster/demo no longer exists, so no controller reads this lock."},
+		{name: "foreign: owner unread", r: classify(heldBy("alice@laptop"), ownerExists(nil)), verdict: v1alpha1.Foreign,
+			want: "If terraformcluster/demo exists: " + never + " Whether it exists could not be read."},
 		{name: "foreign: owner exists", r: classify(heldBy("alice@laptop")), verdict: v1alpha1.Foreign, want: never},
 		{name: "foreign: Job active, object paused", r: classify(heldBy("alice@laptop")), active: active, gate: paused, verdict: v1alpha1.Foreign,
 			want: activeFirst + never + " Now: " + paused.Reason + "."},
@@ -79,7 +81,7 @@ func TestControllerAction(t *testing.T) {
 		{name: "unknown: no lock info", r: classify(lockLease("default", ptr(holderID), "", "")), verdict: v1alpha1.Unknown, want: never},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if d := c.r.Decision; d.Verdict != c.verdict || d.StaleCase != c.stale {
+			if d := c.r.Decision; d.Verdict != c.verdict || d.StaleCase != c.stale || d.Case == 0 {
 				t.Fatalf("fixture is %s/%v, want %s/%v (%s)", d.Verdict, d.StaleCase, c.verdict, c.stale, d.Reason)
 			}
 			if got := controllerAction(c.r, c.active, c.gate); got != c.want {

@@ -74,9 +74,13 @@ type Decision struct {
 	// lock: a Stale lock of an existing object, with a consistent ID, whose
 	// object no gate holds back. It is StaleCase == StaleClears.
 	CAPTFClears bool
+	// Case is what CAPTF's controller does with the lock, for every
+	// verdict; for a Stale one (CaseStale), StaleCase says why it will or
+	// will not clear. Whoever says what CAPTF does next (explain, unlock's
+	// advice) reads them here rather than deciding again.
+	Case Case
 	// StaleCase says why a Stale lock will or will not clear; NotStale for
-	// every other verdict. Whoever says what CAPTF does next reads it here
-	// rather than deciding it again.
+	// every other verdict.
 	StaleCase StaleCase
 	// DeletesLease is set when CAPTF's controller deletes the lock Lease
 	// itself, without a Job and whoever holds it (Retain, the release of
@@ -84,6 +88,75 @@ type Decision struct {
 	DeletesLease *jobgate.Deletion
 	// Steps are the controller's checks as they went.
 	Steps []v1alpha1.Step
+}
+
+// Case is what CAPTF's controller does with a lock, one for each way
+// Classify can decide it. Stale has one, CaseStale, which StaleCase
+// details; Foreign and Unknown share theirs, as CAPTF treats a lock it
+// cannot read and one held by another alike.
+type Case int
+
+const (
+	// CaseFree: Unlocked; nothing to do.
+	CaseFree Case = iota + 1
+	// CaseOwnRunner: Live; the object's own runner holds the lock, and its
+	// next Job waits for it.
+	CaseOwnRunner
+	// CaseStale: Stale; StaleCase says whether and how it clears.
+	CaseStale
+	// CaseOtherWorkspace: a lock of a workspace other than default, which
+	// no controller reads.
+	CaseOtherWorkspace
+	// CaseEmptyID: holderIdentity "", which CAPTF treats as no lock while
+	// every runtime sees the state locked.
+	CaseEmptyID
+	// CaseNoOwner: no CAPTF object owns the lock, so no controller reads
+	// it.
+	CaseNoOwner
+	// CaseOwnerUnread: whether the owner exists could not be read; if it
+	// does, CaseStateLocked.
+	CaseOwnerUnread
+	// CaseOwnerGone: the owner no longer exists, so no controller reads
+	// the lock.
+	CaseOwnerGone
+	// CaseStateLocked: CAPTF reads the lock, never clears it through a
+	// Job, and at a reconcile that reads the state sets
+	// StateReadable=False/StateLocked; every Job fails.
+	CaseStateLocked
+)
+
+var caseNames = [...]string{"", "Free", "OwnRunner", "Stale", "OtherWorkspace", "EmptyID", "NoOwner", "OwnerUnread", "OwnerGone", "StateLocked"}
+
+func (c Case) String() string {
+	if c <= 0 || int(c) >= len(caseNames) {
+		return fmt.Sprintf("Case(%d)", int(c))
+	}
+	return caseNames[c]
+}
+
+// caseOf is the case of a verdict, in the order CAPTF meets the lock: the
+// workspace it reads, the ID it takes for a lock, the owner that reads it.
+func caseOf(f Facts, v v1alpha1.Verdict) Case {
+	l, o := f.Lease, f.Owner
+	switch {
+	case v == v1alpha1.Unlocked:
+		return CaseFree
+	case v == v1alpha1.Live:
+		return CaseOwnRunner
+	case v == v1alpha1.Stale:
+		return CaseStale
+	case l.Workspace != object.DefaultWorkspace:
+		return CaseOtherWorkspace
+	case l.ID == "":
+		return CaseEmptyID
+	case o == nil:
+		return CaseNoOwner
+	case o.Exists == nil:
+		return CaseOwnerUnread
+	case !*o.Exists:
+		return CaseOwnerGone
+	}
+	return CaseStateLocked
 }
 
 // StaleCase is why a Stale lock will or will not clear through a Job
@@ -336,7 +409,7 @@ func (d *Decision) done(f Facts, v v1alpha1.Verdict, reason string) Decision {
 	for _, w := range f.Warnings {
 		reason += "; warning: " + w
 	}
-	d.Verdict, d.Reason = v, reason
+	d.Verdict, d.Reason, d.Case = v, reason, caseOf(f, v)
 	return *d
 }
 

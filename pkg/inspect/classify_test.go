@@ -421,3 +421,53 @@ func TestRefusedNameAndThePreamble(t *testing.T) {
 		}
 	}
 }
+
+// Classify names a case for every verdict, which explain and the advice
+// read instead of deciding again; it follows CAPTF's order: the
+// workspace, the ID, then the owner.
+func TestCaseOfEveryVerdict(t *testing.T) {
+	other := held(demo, "alice@laptop")
+	other.Name, other.Labels[LabelWorkspace] = object.LockLeaseName("staging", demo.Suffix()), "staging"
+	gone := held(demo, "alice@laptop")
+	gone.Labels[LabelOwnerKind], gone.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+	labelled := held(demo, "alice@laptop")
+	labelled.Labels[LabelOwnerKind], labelled.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+	unread := newCluster([]runtime.Object{labelled}, demo)
+	unread.kindErr = map[string]error{demo.Kind.Name: errors.New("terraformclusters is forbidden")}
+	orphan := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "orphan"}
+	for _, c := range []struct {
+		name    string
+		cluster *cluster
+		scope   Scope
+		verdict v1alpha1.Verdict
+		want    Case
+	}{
+		{"free", newCluster([]runtime.Object{lease(demo, nil, nil)}, demo), Scope{}, v1alpha1.Unlocked, CaseFree},
+		{"own runner", newCluster([]runtime.Object{held(demo, "root@"+demoPod), pod("default", demoPod, corev1.PodRunning, true)}, demo), Scope{}, v1alpha1.Live, CaseOwnRunner},
+		{"stale", newCluster([]runtime.Object{held(demo, "root@"+demoPod)}, demo), Scope{}, v1alpha1.Stale, CaseStale},
+		{"other workspace", newCluster([]runtime.Object{other}, demo), Scope{AllWorkspaces: true}, v1alpha1.Foreign, CaseOtherWorkspace},
+		{"empty ID", newCluster([]runtime.Object{lease(demo, ptr(""), ptr(lockInfo("", "root@"+demoPod)))}, demo), Scope{}, v1alpha1.Unknown, CaseEmptyID},
+		{"no owner", newCluster([]runtime.Object{held(orphan, "alice@laptop")}, demo), Scope{}, v1alpha1.Foreign, CaseNoOwner},
+		{"owner unread", unread, Scope{}, v1alpha1.Foreign, CaseOwnerUnread},
+		{"owner gone", newCluster([]runtime.Object{gone}), Scope{}, v1alpha1.Foreign, CaseOwnerGone},
+		{"another's holder", newCluster([]runtime.Object{held(demo, "alice@laptop")}, demo), Scope{}, v1alpha1.Foreign, CaseStateLocked},
+		{"unreadable lock info", newCluster([]runtime.Object{lease(demo, ptr(lockID), ptr("{not json"))}, demo), Scope{}, v1alpha1.Unknown, CaseStateLocked},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := c.cluster.inspect(t, c.scope)
+			if len(rep.Results) != 1 {
+				t.Fatalf("%d results", len(rep.Results))
+			}
+			d := rep.Results[0].Decision
+			if d.Verdict != c.verdict || d.Case != c.want {
+				t.Errorf("%s/%s, want %s/%s (%s)", d.Verdict, d.Case, c.verdict, c.want, d.Reason)
+			}
+			if (d.Case == CaseStale) != (d.StaleCase != NotStale) {
+				t.Errorf("case %s with stale case %s", d.Case, d.StaleCase)
+			}
+		})
+	}
+	if s := Case(99).String(); s != "Case(99)" {
+		t.Errorf("out-of-range case prints %q", s)
+	}
+}

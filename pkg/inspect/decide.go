@@ -70,8 +70,19 @@ func (d *decider) result(l Lease) Result {
 			// the TerraformCluster (shared/owner.go ResolveOwner).
 			env.Cluster = jobgate.Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + jobgate.OwnerKind(f.Owner.Ref.Kind.Name) + " owner"}
 		}
-		if st, ok := s.States[f.Owner.Ref.Namespace+"/"+f.Owner.Ref.Suffix()]; ok {
+		key := f.Owner.Ref.Namespace + "/" + f.Owner.Ref.Suffix()
+		if st, ok := s.States[key]; ok {
 			env.State, env.StateWhy = st.Presence, st.Why
+		}
+		env.Records = s.Records[key] // unread when missing
+		if ns, ok := s.Namespaces[f.Owner.Ref.Namespace]; ok {
+			env.NamespaceDeleting, env.NamespaceWhy = ns.Presence, ns.Why
+		}
+		if env.JobsRead {
+			env.UnbookkeptApply = jobgate.Absent
+			if UnbookkeptApply(ownJobs(d.jobs.of(f.Owner.Ref), f.Owner.Ref, f.Owner.UID), obj) {
+				env.UnbookkeptApply = jobgate.Present
+			}
 		}
 		g := jobgate.Of(f.Owner.Ref.Kind.Name, obj, env)
 		f.Gate = &g

@@ -126,6 +126,8 @@ type cluster struct {
 	gatesUnread bool
 	// clusters is what the owner lookup found for each machine and pool.
 	clusters map[object.Ref]jobgate.Cluster
+	// terminating are the namespaces being deleted.
+	terminating map[string]bool
 }
 
 func newCluster(objects []runtime.Object, captf ...object.Ref) *cluster {
@@ -146,13 +148,15 @@ func newClusterFull(objects []runtime.Object, captf ...*unstructured.Unstructure
 // in full, the owners of workspace default's locks KeepInFull keeps; the
 // labelled Jobs; the labelled pods and every pod a held lock's host may
 // be a runner pod of, a missing one as proven gone; for a deleting owner,
-// whether its state Secret exists. single, when set, is one lock read as
+// whether it has state, its records, whether its namespace is being
+// deleted. single, when set, is one lock read as
 // Reader.ReadLock reads it: any pod its host names, its Lease kept as
 // read.
 func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 	snap := &Snapshot{Kinds: map[string]KindList{}, Objects: map[object.Ref]*unstructured.Unstructured{},
-		Pods: map[string]*Pod{}, Clusters: c.clusters, States: map[string]StateRead{}, JobsErr: c.jobsErr}
-	pods, secrets := map[string]*corev1.Pod{}, map[string]bool{}
+		Pods: map[string]*Pod{}, Clusters: c.clusters, States: map[string]StateRead{}, JobsErr: c.jobsErr,
+		Records: map[string]jobgate.Records{}, Namespaces: map[string]StateRead{}}
+	pods, secrets := map[string]*corev1.Pod{}, map[string][]metav1.ObjectMeta{}
 	for _, o := range c.objects {
 		switch o := o.(type) {
 		case *coordinationv1.Lease:
@@ -169,7 +173,7 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 				snap.Jobs = append(snap.Jobs, o)
 			}
 		case *corev1.Secret:
-			secrets[Key(o.Namespace, o.Name)] = true
+			secrets[o.Namespace] = append(secrets[o.Namespace], o.ObjectMeta)
 		}
 	}
 	if single != nil {
@@ -225,11 +229,27 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 		if h, owns := held[ref.Namespace+"/"+ref.Suffix()]; owns && KeepInFull(h, u.GetDeletionTimestamp() != nil) && !c.gatesUnread {
 			snap.Objects[ref] = u
 			if u.GetDeletionTimestamp() != nil {
-				presence := jobgate.Absent
-				if secrets[Key(ref.Namespace, object.StateSecretName(object.DefaultWorkspace, ref.Suffix()))] {
-					presence = jobgate.Present
+				key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]
+				snap.States[key] = StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
+				durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
+				var d, a *metav1.ObjectMeta
+				var backups []metav1.ObjectMeta
+				for n := range mine {
+					switch m := &mine[n]; {
+					case m.Name == durable:
+						d = m
+					case m.Name == applied:
+						a = m
+					case m.Labels[jobgate.BackupLabel] == "true" && m.Labels[jobgate.BackupSuffixLabel] == ref.Suffix():
+						backups = append(backups, *m)
+					}
 				}
-				snap.States[ref.Namespace+"/"+ref.Suffix()] = StateRead{Presence: presence}
+				snap.Records[key] = jobgate.RecordsOf(d, a, backups)
+				ns := StateRead{Presence: jobgate.Absent}
+				if c.terminating[ref.Namespace] {
+					ns.Presence = jobgate.Present
+				}
+				snap.Namespaces[ref.Namespace] = ns
 			}
 		}
 	}

@@ -209,3 +209,36 @@ func TestNeverIsNotSaidWhereCAPTFDeletesTheLease(t *testing.T) {
 		}
 	}
 }
+
+// A deletion under Destroy: the destroy Job clears the lock when it
+// renders an inputs record, in a namespace not being deleted; the reads
+// around the object (records, namespace) decide it, from the snapshot.
+func TestDestroyDeletionFollowsRecordsAndNamespace(t *testing.T) {
+	now := metav1.NewTime(created)
+	u := full(demo, nil)
+	u.SetDeletionTimestamp(&now)
+	u.SetFinalizers([]string{"terraformcluster.infrastructure.cluster.x-k8s.io"})
+	_ = unstructured.SetNestedField(u.Object, "Destroy", "spec", "deletionPolicy")
+	durable, _ := jobgate.InputsSecrets(demo.Kind.Code, demo.Name)
+	record := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: demo.Namespace, Name: durable}}
+	objs := []runtime.Object{held(demo, "root@"+demoPod), stateSecret(demo), record}
+
+	r := newClusterFull(objs, u.DeepCopy()).only(t)
+	want(t, r, v1alpha1.Stale, "the destroy Job")
+	if !r.Decision.CAPTFClears {
+		t.Errorf("with its inputs record, the destroy Job clears it: %s", r.Decision.Reason)
+	}
+
+	c := newClusterFull(objs, u.DeepCopy())
+	c.terminating = map[string]bool{demo.Namespace: true}
+	r = c.only(t)
+	want(t, r, v1alpha1.Stale, "namespace "+demo.Namespace+" is being deleted")
+	if r.Decision.CAPTFClears {
+		t.Errorf("no Job can start in a terminating namespace: %s", r.Decision.Reason)
+	}
+
+	r = newClusterFull(objs[:2], u.DeepCopy()).only(t)
+	if r.Decision.CAPTFClears {
+		t.Errorf("without an inputs record CAPTF rebuilds them and may start no Job: %s", r.Decision.Reason)
+	}
+}

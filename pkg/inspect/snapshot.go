@@ -42,9 +42,16 @@ type Snapshot struct {
 	// TerraformMachine and TerraformMachinePool of Objects with an owner of
 	// its kind: the TerraformCluster it inherits from, or why none.
 	Clusters map[object.Ref]jobgate.Cluster
-	// States says whether a deleting object of Objects has its state
-	// Secret, by "<namespace>/<suffix>".
+	// States says whether a deleting object of Objects has state (any
+	// Secret CAPTF's state reader lists for it: jobgate.StateOf), by
+	// "<namespace>/<suffix>".
 	States map[string]StateRead
+	// Records are a deleting object's inputs records and state backups
+	// (jobgate.RecordsOf), by "<namespace>/<suffix>".
+	Records map[string]jobgate.Records
+	// Namespaces says whether the namespace of a deleting object of
+	// Objects is being deleted, by name.
+	Namespaces map[string]StateRead
 	// Warnings are one-line notes about reads that failed without making
 	// the verdicts wrong.
 	Warnings []string
@@ -74,7 +81,8 @@ func NewKindList(k object.Kind) KindList {
 	return KindList{Kind: k, Served: true, Objects: map[object.Ref]ObjectMeta{}}
 }
 
-// StateRead is whether an object's state Secret exists.
+// StateRead is whether something the gates read exists: an object's
+// state, a namespace's deletion.
 type StateRead struct {
 	Presence jobgate.Presence
 	Why      string

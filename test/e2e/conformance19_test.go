@@ -60,15 +60,6 @@ const (
 	cfOwnership   = "internal/ownership/ownership.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
 )
 
-// What the plugin says while it does not read something CAPTF reads
-// (cfRow.unread).
-const (
-	unreadNamespace = "is being deleted could not be read"
-	unreadRecords   = "whether its inputs records exist could not be read"
-	unreadApplied   = "unless CAPTF finds that it applied before"
-	unreadBookkept  = "unless an apply Job CAPTF has not bookkept yet"
-)
-
 func cf19(parts ...string) string { return "captf (issue 19): " + strings.Join(parts, ", ") }
 
 // cond19 is one status condition as CAPTF writes it.
@@ -268,7 +259,7 @@ func issue19Rows() []cfRow {
 				cond19("DriftJobSucceeded", "Unknown", "DurableInputsMissing")),
 			Delete: []string{}, World: in(testbed.World{}),
 		})
-		row.clears, row.unread = true, []string{unreadNamespace, unreadRecords}
+		row.clears = true
 		row.says = []string{"CAPTF clears it with"}
 		rows = append(rows, row)
 	}
@@ -278,7 +269,7 @@ func issue19Rows() []cfRow {
 			prod19(t, ns, nil, nil)
 			seed19(t, *r, testbed.Seeded{Status: status19(cond19("DependenciesReady", "Unknown", "WaitingForBootstrapData")), Delete: []string{}, World: world19(testbed.World{}, true)})
 		}
-		row.clears, row.unread = true, []string{unreadNamespace, unreadRecords}
+		row.clears = true
 		row.says = []string{"CAPTF clears it with"}
 		rows = append(rows, row)
 	}
@@ -344,7 +335,7 @@ func issue19Rows() []cfRow {
 		// the Lease.
 		row, r := stale19("issue19/4e deletion without state", "cf19-4e", tc, cf19(cfDecide+" decide (ActionDropFinalizer)", cfCleanup+" Cleanup", cfDeletion+" appliedBefore", cfReconcile+" noState"))
 		row.setup = seedOf(r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Delete: []string{}, World: in(testbed.World{NoState: true, NoRecords: true, Unprovisioned: true})})
-		row.deletes, row.certain, row.unread = "CleanupWithoutState", true, []string{unreadApplied, unreadBookkept}
+		row.deletes, row.certain = "CleanupWithoutState", true
 		row.says = []string{"it has no state Secret", "this lock Lease itself"}
 		rows = append(rows, row)
 	}

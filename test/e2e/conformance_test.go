@@ -125,12 +125,6 @@ type cfRow struct {
 	// (testbed.World): every row that expects captfClears does, so that
 	// CAPTF would really start the Job there.
 	world bool
-	// unread are what the reason says while the plugin does not read
-	// something CAPTF reads (a namespace, the inputs records, whether an
-	// apply Job is bookkept): a reason that says one of them must not
-	// claim clears, nor a certain deletion of the Lease; once it is read,
-	// clears and certain are what CAPTF does.
-	unread []string
 }
 
 func cfRef(k object.Kind, ns, name string) *object.Ref {
@@ -733,15 +727,7 @@ func cfAssert(t *testing.T, c cfRow) {
 	if l == nil {
 		t.Fatalf("%s\n  Lease %s is not listed", c.cite, c.lease)
 	}
-	// While the plugin does not read what decides, it says so and claims
-	// neither the Job nor a certain deletion.
 	clears, certain := c.clears, c.certain
-	for _, u := range c.unread {
-		if strings.Contains(l.Reason, u) {
-			clears, certain = false, false
-			t.Logf("%s: %q is not read yet: expecting unsure", c.name, u)
-		}
-	}
 	if l.Verdict != c.want || l.CAPTFClears != clears {
 		t.Errorf("%s\n  got %s (captfClears %v): %q\n  want %s (captfClears %v)%s", c.cite, l.Verdict, l.CAPTFClears, l.Reason, c.want, clears, cfWhy(c.note))
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -18,40 +19,44 @@ import (
 )
 
 // What the gates read around an owner: the TerraformCluster a machine or
-// pool inherits its defaults from, found as CAPTF's owner lookup finds it,
-// whether a deleting object's state Secret exists, and the object's own
-// Jobs as listed. Each is read by name for up to gateGets objects, else in
-// one list, so that the requests do not grow with the locks.
+// pool inherits its defaults from, found as CAPTF's owner lookup finds it;
+// for a deleting object, whether it has state, its inputs records and
+// state backups (Secrets' metadata only, never their data), and whether
+// its namespace is being deleted. Each is read by name or selector for up
+// to gateGets objects, else in one list, so that the requests do not grow
+// with the locks.
 
 // ClusterGVR is Cluster API's Cluster, in the version CAPTF v0.1.x reads
 // (sigs.k8s.io/cluster-api/api/core/v1beta2).
 var ClusterGVR = schema.GroupVersionResource{Group: jobgate.CAPIGroup, Version: "v1beta2", Resource: "clusters"}
 
-var secretsGVR = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+var (
+	secretsGVR    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+)
 
-// readEnv reads what the gates of the objects read in full depend on
-// around them: for each TerraformMachine and TerraformMachinePool with an
-// owner of its kind, the TerraformCluster CAPTF's owner lookup finds; for
-// each object being deleted, whether its state Secret exists.
-func (r *Reader) readEnv(ctx context.Context, namespace string, objs map[object.Ref]*unstructured.Unstructured) (map[object.Ref]jobgate.Cluster, map[string]inspect.StateRead, []string) {
-	var lookups []object.Ref
-	var deleting []string
-	for ref, u := range objs {
+// readEnv reads into snap what the gates of its objects read in full
+// depend on around them: for each TerraformMachine and TerraformMachinePool
+// with an owner of its kind, the TerraformCluster CAPTF's owner lookup
+// finds; for each object being deleted, whether it has state, its records
+// and whether its namespace is being deleted.
+func (r *Reader) readEnv(ctx context.Context, namespace string, snap *inspect.Snapshot) {
+	var lookups, deleting []object.Ref
+	for ref, u := range snap.Objects {
 		if ref.Kind != object.TerraformCluster && jobgate.HasOwnerRef(ref.Kind.Name, u) {
 			lookups = append(lookups, ref)
 		}
 		if u.GetDeletionTimestamp() != nil {
-			deleting = append(deleting, ref.Namespace+"/"+ref.Suffix())
+			deleting = append(deleting, ref)
 		}
 	}
-	var clusters map[object.Ref]jobgate.Cluster
 	var warnings []string
-	var states map[string]inspect.StateRead
 	var wg sync.WaitGroup
-	wg.Go(func() { clusters, warnings = r.lookupClusters(ctx, namespace, lookups, objs) })
-	wg.Go(func() { states = r.readStates(ctx, namespace, deleting) })
+	wg.Go(func() { snap.Clusters, warnings = r.lookupClusters(ctx, namespace, lookups, snap.Objects) })
+	wg.Go(func() { snap.States, snap.Records = r.readSecrets(ctx, namespace, deleting) })
+	wg.Go(func() { snap.Namespaces = r.readNamespaces(ctx, deleting) })
 	wg.Wait()
-	return clusters, states, warnings
+	snap.Warnings = append(snap.Warnings, warnings...)
 }
 
 // nsName is a namespaced name.
@@ -294,51 +299,166 @@ func short(err error) string {
 	return err.Error()
 }
 
-// readStates says, for each "<namespace>/<suffix>" of keys, whether its
-// state Secret tfstate-default-<suffix> exists, from the Secrets'
-// metadata only (never their data): by the backend's
-// tfstateSecretSuffix label for up to gateGets of them, else in one list
-// of the backend's Secrets (tfstate=true) in scope. Without the right to
-// list Secrets, each is Unread: no warning, as the read-only role does
-// not grant it (docs/rbac.md).
-func (r *Reader) readStates(ctx context.Context, namespace string, keys []string) map[string]inspect.StateRead {
-	out := map[string]inspect.StateRead{}
-	if len(keys) == 0 {
-		return out
+// readSecrets reads, for each deleting object of refs, what CAPTF reads of
+// its Secrets before it decides a deletion, from their metadata only
+// (never their data): whether it has state (any Secret its state reader
+// lists for it, chunks included: jobgate.StateOf), and its inputs records
+// and state backups (jobgate.RecordsOf). For up to gateGets objects, four
+// lists each: by jobgate.StateSelector, by jobgate.BackupSelector, and by
+// the name of each of its two inputs Secrets (a list by name needs only
+// the list right a list by label does); past that, one list of every
+// Secret in scope. Without the right to list Secrets, each is unread: no
+// warning, as the read-only role does not grant it (docs/rbac.md).
+func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []object.Ref) (map[string]inspect.StateRead, map[string]jobgate.Records) {
+	states, records := map[string]inspect.StateRead{}, map[string]jobgate.Records{}
+	if len(refs) == 0 {
+		return states, records
 	}
-	found := map[string]bool{}
-	list := func(ns, selector string) error {
-		l, err := r.Metadata.Resource(secretsGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	list := func(ns string, o metav1.ListOptions) ([]metav1.ObjectMeta, error) {
+		l, err := r.Metadata.Resource(secretsGVR).Namespace(ns).List(ctx, o)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, s := range l.Items {
-			found[s.Namespace+"/"+s.Name] = true
+		out := make([]metav1.ObjectMeta, len(l.Items))
+		for n := range l.Items {
+			out[n] = l.Items[n].ObjectMeta
 		}
-		return nil
+		return out, nil
 	}
-	var err error
-	if len(keys) > gateGets {
-		err = list(namespace, "tfstate=true")
+	byName := func(name string) metav1.ListOptions {
+		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+	}
+	// secrets are the Secrets read for each object: all those of its
+	// namespace in scope, or those its four lists gave.
+	secrets := make([][]metav1.ObjectMeta, len(refs))
+	errs := make([]error, len(refs))
+	if len(refs) > gateGets {
+		all, err := list(namespace, metav1.ListOptions{})
+		for n := range refs {
+			secrets[n], errs[n] = all, err
+		}
 	} else {
-		for _, k := range keys {
-			ns, suffix, _ := strings.Cut(k, "/")
-			if err = list(ns, inspect.LabelSecretSuffix+"="+suffix); err != nil {
-				break
+		var wg sync.WaitGroup
+		for n, ref := range refs {
+			wg.Go(func() {
+				durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
+				for _, o := range []metav1.ListOptions{
+					{LabelSelector: jobgate.StateSelector(ref.Suffix())},
+					{LabelSelector: jobgate.BackupSelector(ref.Suffix())},
+					byName(durable), byName(applied),
+				} {
+					got, err := list(ref.Namespace, o)
+					if err != nil {
+						errs[n] = err
+						return
+					}
+					secrets[n] = append(secrets[n], got...)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for n, ref := range refs {
+		key := ref.Namespace + "/" + ref.Suffix()
+		if errs[n] != nil {
+			why := "its Secrets' metadata could not be listed: " + short(errs[n])
+			states[key], records[key] = inspect.StateRead{Why: why}, jobgate.Records{Why: why}
+			continue
+		}
+		var mine []metav1.ObjectMeta
+		for _, m := range secrets[n] {
+			if m.Namespace == ref.Namespace || m.Namespace == "" {
+				mine = append(mine, m)
 			}
 		}
+		states[key] = inspect.StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
+		records[key] = recordsOf(mine, ref)
 	}
-	for _, k := range keys {
-		ns, suffix, _ := strings.Cut(k, "/")
+	return states, records
+}
+
+// recordsOf finds ref's inputs records and state backups among the
+// metadata of Secrets of its namespace.
+func recordsOf(secrets []metav1.ObjectMeta, ref object.Ref) jobgate.Records {
+	durableName, appliedName := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
+	var durable, applied *metav1.ObjectMeta
+	var backups []metav1.ObjectMeta
+	for n := range secrets {
+		m := &secrets[n]
 		switch {
-		case err != nil:
-			out[k] = inspect.StateRead{Why: "its Secrets' metadata could not be listed: " + short(err)}
-		case found[ns+"/"+object.StateSecretName(object.DefaultWorkspace, suffix)]:
-			out[k] = inspect.StateRead{Presence: jobgate.Present}
-		default:
-			out[k] = inspect.StateRead{Presence: jobgate.Absent}
+		case m.Name == durableName:
+			durable = m
+		case m.Name == appliedName:
+			applied = m
+		case m.Labels[jobgate.BackupLabel] == "true" && m.Labels[jobgate.BackupSuffixLabel] == ref.Suffix():
+			backups = append(backups, *m)
 		}
 	}
+	return jobgate.RecordsOf(durable, applied, backups)
+}
+
+// readNamespaces reads whether the namespace of each deleting object of
+// refs is being deleted: by name for up to gateGets namespaces, else in
+// one list, from their metadata. Unread, with why, when it cannot be read
+// (the role must grant get and list on namespaces).
+func (r *Reader) readNamespaces(ctx context.Context, refs []object.Ref) map[string]inspect.StateRead {
+	out := map[string]inspect.StateRead{}
+	var names []string
+	for _, ref := range refs {
+		if _, ok := out[ref.Namespace]; !ok {
+			out[ref.Namespace] = inspect.StateRead{}
+			names = append(names, ref.Namespace)
+		}
+	}
+	if len(names) == 0 {
+		return out
+	}
+	set := func(name string, deleting bool) {
+		p := jobgate.Absent
+		if deleting {
+			p = jobgate.Present
+		}
+		out[name] = inspect.StateRead{Presence: p}
+	}
+	fail := func(name string, verb string, err error) {
+		out[name] = inspect.StateRead{Why: short(err) + ": the plugin needs " + verb + " on namespaces"}
+	}
+	if len(names) > gateGets {
+		l, err := r.Metadata.Resource(namespacesGVR).List(ctx, metav1.ListOptions{})
+		found := map[string]bool{}
+		if err == nil {
+			for _, m := range l.Items {
+				found[m.Name] = m.DeletionTimestamp != nil
+			}
+		}
+		for _, name := range names {
+			if err != nil {
+				fail(name, "list", err)
+			} else {
+				set(name, found[name])
+			}
+		}
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Go(func() {
+			m, err := r.Metadata.Resource(namespacesGVR).Get(ctx, name, metav1.GetOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case apierrors.IsNotFound(err):
+				// Gone: everything in it is being deleted.
+				set(name, true)
+			case err != nil:
+				fail(name, "get", err)
+			default:
+				set(name, m.DeletionTimestamp != nil)
+			}
+		})
+	}
+	wg.Wait()
 	return out
 }
 

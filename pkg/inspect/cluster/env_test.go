@@ -11,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -290,15 +294,18 @@ func TestStateSecretsAreReadAsMetadataOnly(t *testing.T) {
 						t.Errorf("a Secrets list prefers %q, which is not their metadata: %s", entry, q.Accept)
 					}
 				}
-				sel := q.Query.Get("labelSelector")
+				sel, byName := q.Query.Get("labelSelector"), q.Query.Get("fieldSelector")
 				switch {
-				case n <= gateGets && !strings.HasPrefix(sel, inspect.LabelSecretSuffix+"="):
-					t.Errorf("selector %q, want one owner's state by label", sel)
-				case n > gateGets && (sel != "tfstate=true" || q.Namespace != ""):
-					t.Errorf("selector %q in %q, want the backend's Secrets in scope", sel, q.Namespace)
+				case n <= gateGets && !strings.HasPrefix(sel, "tfstate=true,"+inspect.LabelSecretSuffix+"=") &&
+					!strings.HasPrefix(sel, jobgate.BackupLabel+"=true,") && !strings.HasPrefix(byName, "metadata.name=captf-"):
+					t.Errorf("selector %q %q, want one owner's state or backups by label, or an inputs record by name", sel, byName)
+				case n > gateGets && (sel != "" || byName != "" || q.Namespace != ""):
+					t.Errorf("selector %q %q in %q, want every Secret in scope", sel, byName, q.Namespace)
 				}
 			}
-			want := n
+			// Four lists an owner (state, backups, two inputs records), or
+			// one in scope.
+			want := 4 * n
 			if n > gateGets {
 				want = 1
 			}
@@ -333,3 +340,63 @@ func TestStateSecretsForbidden(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// What a deletion's gates read of a deleting owner besides its state: its
+// inputs records and state backups (by name and label for a few owners,
+// from one list of every Secret past gateGets, alike), and whether its
+// namespace is being deleted; each unread, with why, when forbidden.
+func TestRecordsAndNamespaceOfDeletingOwners(t *testing.T) {
+	secret := func(ns, name string, labels, annotations map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: annotations},
+			Data: map[string][]byte{"k": []byte("credentials")}}
+	}
+	for _, n := range []int{1, gateGets + 2} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var objs []runtime.Object
+			var refs []object.Ref
+			for i := range n {
+				ref := object.Ref{Kind: object.TerraformMachine, Namespace: "gone", Name: fmt.Sprintf("m%d", i)}
+				refs = append(refs, ref)
+				objs = append(objs, heldLease(ref, "alice@laptop"), deleting(captfObject(ref, nil)))
+			}
+			m0 := refs[0]
+			durable, applied := jobgate.InputsSecrets(m0.Kind.Code, m0.Name)
+			objs = append(objs,
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gone", DeletionTimestamp: &metav1.Time{Time: time.Now()}, Finalizers: []string{"kubernetes"}}},
+				secret("gone", durable, nil, map[string]string{jobgate.InterruptedApplyAnnotation: "captf-m-m0-apply-a3-abcdef"}),
+				secret("gone", "backup-1", map[string]string{jobgate.BackupLabel: "true", jobgate.BackupSuffixLabel: m0.Suffix()}, nil),
+				// Another owner's records, and a namesake in another namespace.
+				secret("gone", applied+"x", nil, nil),
+				secret("elsewhere", applied, nil, nil))
+			srv, r := newReader(t, objs...)
+			snap, _ := readAll(t, r, inspect.Scope{})
+			rec := snap.Records["gone/"+m0.Suffix()]
+			if want := (jobgate.Records{Read: true, Inputs: true, Interrupted: "captf-m-m0-apply-a3-abcdef", Backups: true}); rec != want {
+				t.Errorf("m0's records %+v, want %+v", rec, want)
+			}
+			if rec := snap.Records["gone/"+refs[n-1].Suffix()]; n > 1 && rec != (jobgate.Records{Read: true}) {
+				t.Errorf("a recordless owner's records %+v", rec)
+			}
+			if ns := snap.Namespaces["gone"]; ns.Presence != jobgate.Present {
+				t.Errorf("namespace gone: %+v, want being deleted", ns)
+			}
+			for _, q := range srv.Requests() {
+				if q.Resource == "secrets" && q.Verb != "list" {
+					t.Errorf("a %s of a Secret", q.Verb)
+				}
+			}
+
+			forbidden(srv, func(q fakeapi.Request) bool { return q.Resource == "namespaces" || q.Resource == "secrets" })
+			snap, rep := readAll(t, r, inspect.Scope{})
+			if ns := snap.Namespaces["gone"]; ns.Presence != jobgate.Unread || !strings.Contains(ns.Why, "Forbidden") || !strings.Contains(ns.Why, "namespaces") {
+				t.Errorf("namespace forbidden: %+v", ns)
+			}
+			if rec := snap.Records["gone/"+m0.Suffix()]; rec.Read || !strings.Contains(rec.Why, "Forbidden") {
+				t.Errorf("records forbidden: %+v", rec)
+			}
+			if len(rep.Warnings) != 0 {
+				t.Errorf("warnings %q: what the read-only role does not grant is no warning", rep.Warnings)
+			}
+		})
+	}
+}

@@ -41,9 +41,7 @@ func (r *Reader) ReadLock(ctx context.Context, namespace, name string) (*inspect
 	if err := r.readHost(ctx, snap, l); err != nil {
 		return nil, err
 	}
-	var warnings []string
-	snap.Clusters, snap.States, warnings = r.readEnv(ctx, namespace, snap.Objects)
-	snap.Warnings = append(snap.Warnings, warnings...)
+	r.readEnv(ctx, namespace, snap)
 	return snap, nil
 }
 

@@ -81,9 +81,7 @@ func (r *Reader) Read(ctx context.Context, s inspect.Scope) (*inspect.Snapshot, 
 	if err := r.readHolders(ctx, snap, holders, all); err != nil {
 		return nil, err
 	}
-	var warnings []string
-	snap.Clusters, snap.States, warnings = r.readEnv(ctx, s.Namespace, snap.Objects)
-	snap.Warnings = append(snap.Warnings, warnings...)
+	r.readEnv(ctx, s.Namespace, snap)
 	return snap, nil
 }
 
