@@ -48,9 +48,12 @@ fuzz:
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzParseLockInfo$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzSplitWho$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzLeaseName$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzJSONItems$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzJSONList$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzProtobufWalk$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/shell -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/encode -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/audit -run '^$$' -fuzz '^FuzzNote$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzAdvice$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzIndentCompact$$' -fuzztime $(FUZZTIME)
 
 # The unit tests alone, fast: the DeepCopy freshness check (build tag
 # codegen), which builds deepcopy-gen, runs in make test.
