@@ -12,13 +12,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
 
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
@@ -28,32 +27,30 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/unlock"
 )
 
-// adviceWorld is one lock on fake clients: the object (listed, so it is
-// the owner whatever its name), its Lease held by holderID with Who, and,
-// when live, the holder pod running.
-func adviceWorld(ns, name, holderID, who string, live bool) (*inspect.Inspector, object.Ref, string) {
+// adviceWorld is one lock on a fake API server, read through the
+// production clients (newClients): the object (so it is the owner
+// whatever its name), its Lease held by holderID with Who, and, when
+// live, the holder pod running.
+func adviceWorld(t testing.TB, ns, name, holderID, who string, live bool) (*clients, object.Ref, string) {
+	t.Helper()
 	r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: name}
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: object.LockLeaseName("default", r.Suffix()), Namespace: ns}}
 	b, _ := json.Marshal(map[string]any{"ID": holderID, "Operation": "OperationTypeApply", "Who": who, "Created": "2026-09-26T15:53:38Z"})
 	lease.Annotations = map[string]string{inspect.AnnotationLock: string(b)}
 	lease.Spec.HolderIdentity = &holderID
-	objs := []runtime.Object{lease}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": object.Group + "/" + object.Version, "kind": r.Kind.Name,
+		"metadata": map[string]any{"name": name, "namespace": ns, "uid": "uid-1"},
+	}}
+	objs := []runtime.Object{lease, obj}
 	if host := who[strings.LastIndexByte(who, '@')+1:]; live {
 		objs = append(objs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: host, Namespace: ns}, Status: corev1.PodStatus{Phase: corev1.PodRunning}})
 	}
-	scheme := metadatafake.NewTestScheme()
-	_ = metav1.AddMetaToScheme(scheme)
-	meta := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: object.Group + "/" + object.Version, Kind: r.Kind.Name}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	lists := map[schema.GroupVersionResource]string{{Version: "v1", Resource: "secrets"}: "SecretList"}
-	for _, k := range object.Kinds {
-		lists[k.GVR()] = k.Name + "List"
+	c, err := newClients(fakeapi.New(t, objs...).Config())
+	if err != nil {
+		t.Fatal(err)
 	}
-	in := &inspect.Inspector{
-		Client:   fake.NewClientset(objs...),
-		Metadata: metadatafake.NewSimpleMetadataClient(scheme, meta),
-		Dynamic:  dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists),
-	}
-	return in, r, lease.Name
+	return c, r, lease.Name
 }
 
 // printedCommands are the commands of human output, continuation lines
@@ -78,17 +75,21 @@ func printedCommands(t *testing.T, out string) [][]string {
 
 // pasted reads a printed command line back into its argv. It allows only
 // what package shell writes: bare words of plain characters, single-quoted
-// text and \' between quotes, so that nothing in it expands, and no !, ^
-// or " outside single quotes, which an interactive shell's history
+// text and \' or \\ between quotes, so that nothing in it expands, and no
+// !, ^ or " outside single quotes, which an interactive shell's history
 // expansion would act on before parsing the line.
 func pasted(t *testing.T, line string) []string {
 	t.Helper()
 	quoted := false
 	for i := 0; i < len(line); i++ {
 		switch c := line[i]; {
-		case c == '\'' && (quoted || i == 0 || line[i-1] != '\\'):
-			quoted = !quoted
-		case !quoted && strings.IndexByte("!^\"$`", c) >= 0:
+		case quoted:
+			quoted = c != '\''
+		case c == '\'':
+			quoted = true
+		case c == '\\' && i+1 < len(line) && (line[i+1] == '\'' || line[i+1] == '\\'):
+			i++ // \' or \\: the character, escaped
+		case strings.IndexByte("!^\"$`", c) >= 0:
 			t.Fatalf("printed command %q has %q outside single quotes", line, c)
 		}
 	}
@@ -106,10 +107,10 @@ func pasted(t *testing.T, line string) []string {
 		for _, part := range w.Parts {
 			switch p := part.(type) {
 			case *syntax.Lit:
-				if strings.Trim(p.Value, `\'`) != "" && strings.ContainsRune(p.Value, '\\') {
+				if strings.ContainsRune(p.Value, '\\') && escapes.Replace(p.Value) != "" {
 					t.Fatalf("printed command %q: backslash in %q", line, p.Value)
 				}
-				b.WriteString(strings.ReplaceAll(p.Value, `\'`, `'`))
+				b.WriteString(unescape.Replace(p.Value))
 			case *syntax.SglQuoted:
 				if p.Dollar {
 					t.Fatalf("printed command %q: $'...'", line)
@@ -123,6 +124,13 @@ func pasted(t *testing.T, line string) []string {
 	}
 	return argv
 }
+
+// escapes are the escapes package shell writes between quotes; unescape
+// reads them as a shell does.
+var (
+	escapes  = strings.NewReplacer(`\'`, "", `\\`, "")
+	unescape = strings.NewReplacer(`\'`, `'`, `\\`, `\`)
+)
 
 // assertSafe fails on any character a terminal would act on or not show.
 func assertSafe(t *testing.T, out string) {
@@ -150,8 +158,14 @@ func FuzzAdvice(f *testing.F) {
 	f.Add("rt", "db", "'!#';touch /tmp/x;#'", "root@vm", false, "c", "", "", "")
 	f.Add("rt", "db", "abc!!def", "root@vm", false, "^a^b", "!#", "!!", "'")
 	f.Add("rt", "db", "a\nb", "root@vm\u200b", false, "=ls", "a\nb", "\u2028", "^")
+	// Backslashes, which package shell writes as \\ between quotes.
+	f.Add("0", "0", "0", "@", true, "", `\`, "", "")
+	f.Add("rt", `db\`, `a\'b\\`, `root@vm`, false, `c\!`, `C:\Users\me's\kube`, `\'`, `'\`)
 	f.Fuzz(func(t *testing.T, ns, name, holderID, who string, live bool, context, kubeconfig, as, group string) {
-		if ns == "" || name == "" || !strings.Contains(who, "@") {
+		// A namespace or name the client refuses to put in a path ("/",
+		// "%", "." or "..") is never one of an object a lock can have.
+		if ns == "" || name == "" || !strings.Contains(who, "@") ||
+			len(path.IsValidPathSegmentName(ns)) > 0 || len(path.IsValidPathSegmentName(name)) > 0 {
 			return
 		}
 		conn := advice.Conn{Context: context, Kubeconfig: kubeconfig, As: as}
@@ -159,10 +173,10 @@ func FuzzAdvice(f *testing.F) {
 			conn.AsGroups = []string{group, group}
 		}
 		b := advice.Builder{Conn: conn}
-		in, r, lease := adviceWorld(ns, name, holderID, who, live)
+		c, r, lease := adviceWorld(t, ns, name, holderID, who, live)
 		ctx := t.Context()
 		arg := r.String()
-		u := &unlock.Unlocker{Inspector: in, Client: in.Client, Advice: b, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
+		u := &unlock.Unlocker{Reader: c.reader, Client: c.kube, Dynamic: c.dynamic, Advice: b, Now: func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }}
 		for _, g := range []unlock.Guard{{}, {Force: true}, {ID: "not-" + holderID, IDGiven: true}, {Force: true, ID: holderID, IDGiven: true}} {
 			out, err := u.Unlock(ctx, ns, lease, unlock.Options{Guard: g, Arg: arg})
 			if err != nil {
@@ -173,7 +187,7 @@ func FuzzAdvice(f *testing.F) {
 			assertSafe(t, buf.String())
 			checkCommands(t, buf.String(), out.Commands, conn)
 		}
-		x, _, err := (&explain.Explainer{Inspector: in, Dynamic: in.Dynamic, Metadata: in.Metadata, Advice: b}).Explain(ctx, explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg})
+		x, _, err := (&explain.Explainer{Reader: c.reader, Advice: b}).Explain(ctx, explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -114,7 +114,7 @@ func TestLocksOlderThanExitCode(t *testing.T) {
 		{[]string{"locks", "--older-than", "0s", "--sort-by", ".metadata.name"}, 0, ""},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			f, _ := ageWorld().factory()
+			f, _ := ageWorld().factory(t)
 			res := captf(t, f, c.args...)
 			if res.code != c.code {
 				t.Fatalf("exit %d, want %d\n%s%s", res.code, c.code, res.out, res.err)
@@ -144,7 +144,7 @@ func TestLocksOlderThanExitCode(t *testing.T) {
 func TestLocksExitCodeFormats(t *testing.T) {
 	check := []string{"locks", "--verdict", "Stale,Foreign,Unknown", "--older-than", "30m", "--exit-code"}
 	none := []string{"locks", "--verdict", "Live", "--older-than", "1h", "--exit-code"}
-	f, _ := ageWorld().factory()
+	f, _ := ageWorld().factory(t)
 	for _, format := range []string{"json", "yaml"} {
 		res := captf(t, f, append(check, "-o", format)...)
 		var list v1alpha1.LockList
@@ -178,8 +178,9 @@ func TestLocksExitCodeFormats(t *testing.T) {
 // that cannot be read while nothing is found elsewhere is an error: an
 // alert must not read that as all clear.
 func TestLocksExitCodeContexts(t *testing.T) {
-	f, _ := ageWorld().factory()
-	f.forContext = func(*rest.Config) (*clients, error) { return f.clients, nil }
+	f, srv := ageWorld().factory(t)
+	// Both contexts read the fake API server, with clients of their own.
+	f.forContext = func(*rest.Config) (*clients, error) { return newClients(srv.Config()) }
 	check := []string{"locks", "--contexts", "test,other", "--verdict", "Stale", "--older-than", "30m", "--exit-code"}
 	res := captf(t, f, check...)
 	if res.code != ExitFound || strings.Count(res.out, "terraformmachine/web-1") != 2 {
@@ -189,7 +190,7 @@ func TestLocksExitCodeContexts(t *testing.T) {
 		if strings.Contains(cfg.Host, "127.0.0.2") {
 			return nil, errNoCluster
 		}
-		return f.clients, nil
+		return newClients(srv.Config())
 	}
 	res = captf(t, f, check...)
 	if res.code != ExitFound || !strings.Contains(res.out, "terraformmachine/web-1") || !strings.Contains(res.err, "Warning: context other: no cluster here") {
@@ -205,7 +206,7 @@ func TestLocksExitCodeContexts(t *testing.T) {
 	if res := captf(t, f, nothing[:len(nothing)-1]...); res.code != 0 {
 		t.Errorf("without --exit-code: exit %d\n%s", res.code, res.err)
 	}
-	f.forContext = func(*rest.Config) (*clients, error) { return f.clients, nil }
+	f.forContext = func(*rest.Config) (*clients, error) { return newClients(srv.Config()) }
 	if res := captf(t, f, nothing...); res.code != 0 || res.err != "No resources found\n" {
 		t.Errorf("nothing found in either context: %+v", res)
 	}
@@ -226,7 +227,7 @@ func TestLocksOlderThanExitCodeErrors(t *testing.T) {
 		{[]string{"locks", "--exit-code", "--verdict", "stale"}, `error: --verdict "stale" is not a verdict`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			f, _ := ageWorld().factory()
+			f, _ := ageWorld().factory(t)
 			res := captf(t, f, c.args...)
 			if res.code != ExitError || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, c.err) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line starting %q", res.code, res.out, res.err, c.err)
@@ -239,7 +240,7 @@ func TestLocksOlderThanExitCodeErrors(t *testing.T) {
 // from a kubeconfig: a control character in it is shown, not sent to the
 // terminal.
 func TestLocksEmptyNamespaceEscaped(t *testing.T) {
-	f, _ := newWorld("team\x1b[2Ja").factory()
+	f, _ := newWorld("team\x1b[2Ja").factory(t)
 	res := captf(t, f, "locks", "--exit-code")
 	if res.code != 0 || res.err != "No resources found in team^[[2Ja namespace.\n" {
 		t.Errorf("exit %d, stderr %q", res.code, res.err)

@@ -2,9 +2,6 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,9 +9,14 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // testKubeconfig has three contexts, two clusters and two users; its
@@ -122,22 +124,12 @@ func TestCompletionKubeconfigMissing(t *testing.T) {
 }
 
 func TestCompletionNamespaces(t *testing.T) {
-	var paths []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		paths = append(paths, r.URL.Path)
-		if r.URL.Path != "/api/v1/namespaces" {
-			http.NotFound(w, r)
-			return
-		}
-		list := corev1.NamespaceList{TypeMeta: metav1.TypeMeta{Kind: "NamespaceList", APIVersion: "v1"}}
-		for _, n := range []string{"default", "infra", "infra-dr", "team-a"} {
-			list.Items = append(list.Items, corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(list)
-	}))
-	defer srv.Close()
-	kc := testKubeconfig(t, srv.URL)
+	var objs []runtime.Object
+	for _, n := range []string{"default", "infra", "infra-dr", "team-a"} {
+		objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	srv := fakeapi.New(t, objs...)
+	kc := testKubeconfig(t, srv.URL())
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -152,13 +144,59 @@ func TestCompletionNamespaces(t *testing.T) {
 			t.Errorf("%v: got %q %s, want %q %s", tc.args, got, directive, tc.want, noFileComp)
 		}
 	}
-	if len(paths) == 0 {
-		t.Error("the cluster was never asked")
+	// One list of the namespaces a TAB, and nothing else.
+	if n, all := srv.Count("list", "namespaces"), len(srv.Requests()); n != 4 || all != 4 {
+		t.Errorf("%d lists of namespaces in %d requests, want 4 in 4", n, all)
 	}
 	// A cluster that cannot be reached completes nothing.
 	srv.Close()
 	if got, directive := complete(t, "--kubeconfig", kc, "--request-timeout", "2s", "-n", ""); len(got) != 0 || directive != noFileComp {
 		t.Errorf("unreachable cluster: got %q %s", got, directive)
+	}
+}
+
+// TYPE/NAME arguments complete from the cluster: the type prefixes, then
+// the objects of a kind, by metadata, or the lock Leases after "lease/".
+func TestCompletionTargets(t *testing.T) {
+	w := verdictsWorld()
+	w.add(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "captf-run-x", Namespace: w.ns}})
+	f, srv := w.factory(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"explain", ""}, []string{"lease/", "terraformcluster/", "terraformmachine/", "terraformmachinepool/"}},
+		{[]string{"explain", "terraformmachine/"}, []string{"terraformmachine/db", "terraformmachine/web-1"}},
+		// The shell keeps those that start with what was typed.
+		{[]string{"unlock", "terraformcluster/d"}, []string{"terraformcluster/demo", "terraformcluster/free"}},
+		// The lock Leases only, not CAPTF's run Leases.
+		{[]string{"unlock", "lease/"}, []string{
+			"lease/lock-tfstate-default-2f32fa8c86da1c86-m", "lease/lock-tfstate-default-63b6a266408c9e9e-mp",
+			"lease/lock-tfstate-default-693ddee8b12cf355-m", "lease/lock-tfstate-default-757a6ceac8aaae20-c",
+			"lease/lock-tfstate-default-d980a2553508a5e1-c",
+		}},
+		{[]string{"explain", "terraformcluster/demo", ""}, nil},
+	} {
+		res := captf(t, f, append([]string{cobra.ShellCompRequestCmd}, tc.args...)...)
+		lines := strings.Split(strings.TrimSuffix(res.out, "\n"), "\n")
+		var got []string
+		for _, l := range lines[:len(lines)-1] {
+			name, _, _ := strings.Cut(l, "\t")
+			got = append(got, name)
+		}
+		slices.Sort(got)
+		if res.code != 0 || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: exit %d, got %q, want %q", tc.args, res.code, got, tc.want)
+		}
+	}
+	// The objects are listed by metadata only; nothing is written.
+	for _, r := range srv.Requests() {
+		if r.Group == object.Group && !strings.Contains(r.Accept, "as=PartialObjectMetadataList") {
+			t.Errorf("%s %s in full (Accept %q)", r.Verb, r.Path, r.Accept)
+		}
+	}
+	if w := writes(srv); len(w) != 0 {
+		t.Errorf("completion writes %q", w)
 	}
 }
 

@@ -23,11 +23,12 @@ import (
 // cli-runtime's JSON printer writes: with items, with none, and with
 // contexts that could not be read.
 func TestLockListStreamsAsThePrinterWrites(t *testing.T) {
-	f, _ := verdictsWorld().factory()
-	rep, err := f.clients.inspector.Locks(t.Context(), inspect.Scope{Namespace: "infra"})
+	f, _ := verdictsWorld().factory(t)
+	snap, err := f.clients.reader.Read(t.Context(), inspect.Scope{Namespace: "infra"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := inspect.Decide(snap)
 	full := v1alpha1.NewLockList()
 	for _, r := range rep.Results {
 		full.Items = append(full.Items, r.Lock())
@@ -115,11 +116,12 @@ func TestLockListEscapesAsThePrinter(t *testing.T) {
 // locks -o json of 10,000 locks (the verdicts world's, repeated), as the
 // command writes it.
 func BenchmarkLockListJSON(b *testing.B) {
-	f, _ := verdictsWorld().factory()
-	rep, err := f.clients.inspector.Locks(b.Context(), inspect.Scope{Namespace: "infra"})
+	f, _ := verdictsWorld().factory(b)
+	snap, err := f.clients.reader.Read(b.Context(), inspect.Scope{Namespace: "infra"})
 	if err != nil {
 		b.Fatal(err)
 	}
+	rep := inspect.Decide(snap)
 	var items []v1alpha1.Lock
 	for n := range 10000 {
 		l := rep.Results[n%len(rep.Results)].Lock()

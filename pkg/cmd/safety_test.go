@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -46,7 +47,7 @@ func rawHidden(t *testing.T, what, out string) {
 }
 
 func TestMachineFormatsCarryHiddenCharactersEscaped(t *testing.T) {
-	f, _ := hiddenWorld().factory()
+	f, _ := hiddenWorld().factory(t)
 	for _, format := range []string{"json", "yaml"} {
 		unmarshal := json.Unmarshal
 		if format == "yaml" {
@@ -83,7 +84,7 @@ func TestMachineFormatsCarryHiddenCharactersEscaped(t *testing.T) {
 // Every command printed for a person carries the connection flags given,
 // and the context the run resolved when none was.
 func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
-	f, _ := verdictsWorld().factory()
+	f, _ := verdictsWorld().factory(t)
 	res := captf(t, f, "--kubeconfig", "/tmp/prod.kubeconfig", "--context", "other", "--as", "bob", "--as-group", "ops", "--as-group", "dev", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
 	var u v1alpha1.UnlockResult
 	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev unlock terraformmachine/db -n infra --id '11111111-2222-3333-4444-555555555555' --confirm"
@@ -112,7 +113,7 @@ func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 // document at the end, and when that document cannot be written every
 // outcome is on stderr and the exit code says so.
 func TestUnlockReportsEveryWrite(t *testing.T) {
-	f, _ := verdictsWorld().factory()
+	f, _ := verdictsWorld().factory(t)
 	s, _, out, errOut := genericiooptions.NewTestIOStreams()
 	s.Out = &failingWriter{n: 10}
 	code := execute(context.Background(), s, []string{"unlock", "--all-stale", "--confirm", "-o", "yaml"}, f)
@@ -135,20 +136,26 @@ func TestUnlockReportsEveryWrite(t *testing.T) {
 
 // The human output reports the Lease write before the Event is written.
 func TestUnlockPrintsTheWriteBeforeTheEvent(t *testing.T) {
-	f, kube := verdictsWorld().factory()
-	var printedBeforeEvent bool
-	var b bytes.Buffer
-	kube.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		printedBeforeEvent = strings.Contains(b.String(), "Unlocked: update Lease")
-		return false, nil, nil
+	f, srv := verdictsWorld().factory(t)
+	// The server checks the output as the Event reaches it.
+	var printedBeforeEvent atomic.Bool
+	var b syncBuffer
+	srv.Intercept(func(_ http.ResponseWriter, r *http.Request) bool {
+		if req := fakeapi.RequestInfo(r); req.Verb == "create" && req.Resource == "events" {
+			printedBeforeEvent.Store(strings.Contains(b.String(), "Unlocked: update Lease"))
+		}
+		return false
 	})
 	s, _, _, _ := genericiooptions.NewTestIOStreams()
 	s.Out = &b
 	if code := execute(context.Background(), s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, b.String())
 	}
-	if !printedBeforeEvent || !strings.Contains(b.String(), "Recorded Event ") {
+	if !printedBeforeEvent.Load() || !strings.Contains(b.String(), "Recorded Event ") {
 		t.Errorf("the write was not printed before the Event was written:\n%s", b.String())
+	}
+	if w := writes(srv); len(w) != 2 || !strings.HasPrefix(w[0], "update leases ") || !strings.HasPrefix(w[1], "create events ") {
+		t.Errorf("writes %q, want the Lease's update, then its Event", w)
 	}
 }
 
@@ -157,7 +164,7 @@ func TestUnlockPrintsTheWriteBeforeTheEvent(t *testing.T) {
 func TestNamespaceIsEscapedOnStderr(t *testing.T) {
 	w := newWorld("a\x1b]0;x\x07")
 	w.pod("p", corev1.PodRunning)
-	f, _ := w.factory()
+	f, _ := w.factory(t)
 	for _, args := range [][]string{{"locks"}, {"unlock", "--all-stale"}, {"locks", "-n", "b\x1b[2J"}, {"unlock", "--all-stale", "-n", "b\x1b[2J"}} {
 		res := captf(t, f, args...)
 		if strings.ContainsAny(res.out+res.err, "\x1b\x07") || !strings.Contains(res.err, "^[") {
@@ -170,7 +177,7 @@ func TestNamespaceIsEscapedOnStderr(t *testing.T) {
 // the write on stderr, the Event recorded and the exit code 1; so does
 // Ctrl-C right after the write, which does not stop the Event.
 func TestUnlockWriteIsRecordedWhateverFailsAfter(t *testing.T) {
-	f, kube := verdictsWorld().factory()
+	f, srv := verdictsWorld().factory(t)
 	s, _, _, errOut := genericiooptions.NewTestIOStreams()
 	s.Out = &failingWriter{n: 10}
 	if code := execute(context.Background(), s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != ExitError {
@@ -179,23 +186,40 @@ func TestUnlockWriteIsRecordedWhateverFailsAfter(t *testing.T) {
 	if e := errOut.String(); !strings.Contains(e, "Unlocked lease/lock-tfstate-default-2f32fa8c86da1c86-m in namespace infra") || !strings.Contains(e, "error: writing the output: broken pipe") {
 		t.Errorf("stderr:\n%s", e)
 	}
-	if evs, _ := kube.EventsV1().Events("infra").List(context.Background(), metav1.ListOptions{}); len(evs.Items) != 1 {
-		t.Errorf("%d Events, want 1", len(evs.Items))
+	if n := len(events(t, srv, "infra")); n != 1 {
+		t.Errorf("%d Events, want 1", n)
 	}
 
-	f, kube = verdictsWorld().factory()
+	f, srv = verdictsWorld().factory(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	kube.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		cancel() // Ctrl-C, as the write reaches the server
-		return false, nil, nil
+	// Ctrl-C as the write's answer arrives: the clients' transport takes
+	// the whole answer, then cancels.
+	cfg := srv.Config()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(r)
+			if err != nil || r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/leases/") {
+				return resp, err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			cancel()
+			return resp, err
+		})
 	})
+	c, err := newClients(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clients = c
 	s, _, out, _ := genericiooptions.NewTestIOStreams()
 	if code := execute(ctx, s, []string{"unlock", "terraformmachine/web-1", "--confirm"}, f); code != ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, ExitInterrupted)
 	}
-	if evs, _ := kube.EventsV1().Events("infra").List(context.Background(), metav1.ListOptions{}); len(evs.Items) != 1 || !strings.Contains(out.String(), "Recorded Event ") {
-		t.Errorf("%d Events after Ctrl-C, want 1; output:\n%s", len(evs.Items), out.String())
+	if evs := events(t, srv, "infra"); len(evs) != 1 || !strings.Contains(out.String(), "Recorded Event ") {
+		t.Errorf("%d Events after Ctrl-C, want 1; output:\n%s", len(evs), out.String())
 	}
 }
 
@@ -212,7 +236,7 @@ func TestAdviceNamesTheLoadedKubeconfig(t *testing.T) {
 		{"one file in $KUBECONFIG", "rel/kc", nil, []string{"--kubeconfig", absolute("rel/kc"), "--context", "test"}},
 		{"a $KUBECONFIG list", "a:b", nil, []string{"--context", "test", "--server", "https://127.0.0.1:1"}},
 	} {
-		f, _ := verdictsWorld().factory()
+		f, _ := verdictsWorld().factory(t)
 		f.getenv = func(k string) string {
 			if k == "KUBECONFIG" {
 				return c.env

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 )
 
 // syncBuffer is a buffer the watch writes while the test reads it.
@@ -67,17 +67,14 @@ func waitFor(t *testing.T, out *syncBuffer, n int, what string) string {
 	return ""
 }
 
-// release clears a lock as the runtimes' Unlock does.
-func release(t *testing.T, kube *fake.Clientset, ns, name string) {
+// release clears a lock as the runtimes' Unlock does, on the server
+// (the watch sees it as any other client's write).
+func release(t *testing.T, srv *fakeapi.Server, ns, name string) {
 	t.Helper()
-	ctx := context.Background()
-	l, err := kube.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := trackedLease(t, srv, ns, name)
 	l.Spec.HolderIdentity = nil
 	delete(l.Annotations, "app.terraform.io/lock-info")
-	if _, err := kube.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+	if err := srv.Tracker().Update(leasesGVR, l, ns); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -93,10 +90,10 @@ func TestGoldenWatchRowsAligned(t *testing.T) {
 		{"locks-watch-events-wide.txt", []string{"--output-watch-events", "-o", "wide"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, kube := verdictsWorld().factory()
+			f, srv := verdictsWorld().factory(t)
 			out, stop := watching(t, f, c.args...)
 			waitFor(t, out, 6, "first table")
-			release(t, kube, "infra", "lock-tfstate-default-693ddee8b12cf355-m") // db: Foreign -> Unlocked
+			release(t, srv, "infra", "lock-tfstate-default-693ddee8b12cf355-m") // db: Foreign -> Unlocked
 			got := waitFor(t, out, 7, "row for the released lock")
 			if code := stop(); code != ExitInterrupted {
 				t.Errorf("exit %d after the context ended, want %d", code, ExitInterrupted)
@@ -109,10 +106,10 @@ func TestGoldenWatchRowsAligned(t *testing.T) {
 // With --output-watch-events, json prints kubectl's WatchEvent, one per
 // line; with --verdict, a lock leaving the filter is DELETED.
 func TestWatchEventsJSON(t *testing.T) {
-	f, kube := verdictsWorld().factory()
+	f, srv := verdictsWorld().factory(t)
 	out, stop := watching(t, f, "--output-watch-events", "-o", "json", "--verdict", "Foreign")
 	first := waitFor(t, out, 1, "first event")
-	release(t, kube, "infra", "lock-tfstate-default-693ddee8b12cf355-m")
+	release(t, srv, "infra", "lock-tfstate-default-693ddee8b12cf355-m")
 	got := waitFor(t, out, 2, "DELETED event")
 	stop()
 	lines := strings.Split(strings.TrimSpace(got), "\n")

@@ -1,37 +1,34 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/resource"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes/fake"
-	metadatafake "k8s.io/client-go/metadata/fake"
-	restfake "k8s.io/client-go/rest/fake"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -41,19 +38,20 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
 // clock is the fixed time of every command run on a world.
 var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-// world is a cluster on client-go's fakes: CAPTF objects (as metadata for
-// the lists, in full for the gates and the argument resolution), lock
-// Leases and pods.
+// world is a cluster of CAPTF objects (unstructured, in full), lock
+// Leases, pods and whatever else a test adds, served by one fake API
+// server (internal/fakeapi) when the test builds its factory.
 type world struct {
-	ns      string
-	kube    []runtime.Object
-	metas   []runtime.Object
-	objects map[string]*unstructured.Unstructured // by path, as the fake REST client asks
+	ns   string
+	objs []runtime.Object
 }
 
 func newWorld(ns string) *world {
-	return &world{ns: ns, objects: map[string]*unstructured.Unstructured{}}
+	return &world{ns: ns}
 }
+
+// add adds any object to the world.
+func (w *world) add(obj runtime.Object) { w.objs = append(w.objs, obj) }
 
 // capiOwner is the Cluster API kind that owns each CAPTF kind, as CAPI
 // sets it and as CAPTF's preamble requires.
@@ -62,16 +60,13 @@ var capiOwner = map[object.Kind]string{object.TerraformCluster: "Cluster", objec
 // object adds a CAPTF object, owned by a Cluster API object as CAPI sets.
 func (w *world) object(k object.Kind, name string) object.Ref {
 	r := object.Ref{Kind: k, Namespace: w.ns, Name: name}
-	gv := object.Group + "/" + object.Version
-	w.metas = append(w.metas, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: gv, Kind: k.Name}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, UID: types.UID("uid-" + name)}})
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": gv, "kind": k.Name,
+	w.add(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": object.Group + "/" + object.Version, "kind": k.Name,
 		"metadata": map[string]any{
 			"name": name, "namespace": w.ns, "uid": "uid-" + name,
 			"ownerReferences": []any{map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": capiOwner[k], "name": "prod", "uid": "uid-prod"}},
 		},
-	}}
-	w.objects["/namespaces/"+w.ns+"/"+k.Resource+"/"+name] = u
+	}})
 	return r
 }
 
@@ -91,13 +86,13 @@ func (w *world) lock(r object.Ref, id, who, info string, created time.Time) stri
 		l.Annotations = map[string]string{inspect.AnnotationLock: info}
 		l.Spec.HolderIdentity = &id
 	}
-	w.kube = append(w.kube, l)
+	w.add(l)
 	return l.Name
 }
 
 // pod adds a runner pod in a phase.
 func (w *world) pod(name string, phase corev1.PodPhase) {
-	w.kube = append(w.kube, &corev1.Pod{
+	w.add(&corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns, Labels: map[string]string{inspect.LabelManaged: "true"}},
 		Spec:       corev1.PodSpec{NodeName: "node-1"},
 		Status:     corev1.PodStatus{Phase: phase},
@@ -117,41 +112,61 @@ func verdictsWorld() *world {
 	return w
 }
 
-// factory is the world's factory: its fake clients, its namespace, and a
-// resource builder that answers from its objects.
-func (w *world) factory() (*factory, *fake.Clientset) {
-	kube := fake.NewClientset(w.kube...)
-	scheme := metadatafake.NewTestScheme()
-	_ = metav1.AddMetaToScheme(scheme)
-	lists := map[schema.GroupVersionResource]string{{Version: "v1", Resource: "secrets"}: "SecretList"}
-	var full []runtime.Object
-	for _, k := range object.Kinds {
-		lists[k.GVR()] = k.Name + "List"
+// factory serves the world from a fake API server and builds the factory
+// the commands run on, as production does but for where the server is:
+// the clients come from the server's rest.Config through newClients, the
+// constructor Clients uses, and TYPE/NAME arguments resolve through
+// cli-runtime's resource builder with a RESTMapper from the server's
+// discovery. The kubeconfig (kubeconfig) stays the world's own, with its
+// fixed server names: the namespace, the contexts and the connection
+// flags that printed commands carry come from it, so the golden files
+// never hold the server's port.
+func (w *world) factory(t testing.TB) (*factory, *fakeapi.Server) {
+	t.Helper()
+	objs := make([]runtime.Object, len(w.objs))
+	for i, o := range w.objs {
+		objs[i] = o.DeepCopyObject()
 	}
-	for _, u := range w.objects {
-		full = append(full, u.DeepCopy())
+	srv := fakeapi.New(t, objs...)
+	c, err := newClients(srv.Config())
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := &clients{kube: kube, metadata: metadatafake.NewSimpleMetadataClient(scheme, w.metas...), dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), lists, full...)}
-	c.inspector = &inspect.Inspector{Client: c.kube, Metadata: c.metadata, Dynamic: c.dynamic}
-	mapper := w.mapper()
-	getter := genericclioptions.NewTestConfigFlags().WithClientConfig(w.kubeconfig()).WithRESTMapper(mapper)
-	f := &factory{getter: getter, clients: c, now: func() time.Time { return clock }, getenv: worldEnv}
-	f.builder = func() *resource.Builder {
-		return resource.NewFakeBuilder(func(gv schema.GroupVersion) (resource.RESTClient, error) {
-			return &restfake.RESTClient{
-				NegotiatedSerializer: resource.UnstructuredPlusDefaultContentConfig().NegotiatedSerializer,
-				GroupVersion:         gv,
-				Client:               restfake.CreateHTTPClient(w.serve(kube)),
-			}, nil
-		}, func() (meta.RESTMapper, error) { return mapper, nil }, func() (restmapper.CategoryExpander, error) {
-			return restmapper.SimpleCategoryExpander{}, nil
-		})
+	api := newServerGetter(srv.Config())
+	f := &factory{
+		getter:  genericclioptions.NewTestConfigFlags().WithClientConfig(w.kubeconfig()),
+		clients: c,
+		builder: func() *resource.Builder { return resource.NewBuilder(api) },
+		now:     func() time.Time { return clock },
+		getenv:  worldEnv,
 	}
-	return f, kube
+	return f, srv
 }
 
+// serverGetter is what cli-runtime's resource builder reads of a cluster,
+// for the fake API server: its rest.Config, and discovery with the
+// RESTMapper over it as ConfigFlags builds them (deferred, with kubectl's
+// short names), cached in memory rather than on disk.
+type serverGetter struct {
+	cfg       *rest.Config
+	discovery discovery.CachedDiscoveryInterface
+	mapper    meta.RESTMapper
+}
+
+func newServerGetter(cfg *rest.Config) *serverGetter {
+	dc := memory.NewMemCacheClient(discovery.NewDiscoveryClientForConfigOrDie(cfg))
+	return &serverGetter{cfg: cfg, discovery: dc, mapper: restmapper.NewShortcutExpander(restmapper.NewDeferredDiscoveryRESTMapper(dc), dc, nil)}
+}
+
+func (g *serverGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.cfg), nil }
+func (g *serverGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return g.discovery, nil
+}
+func (g *serverGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.mapper, nil }
+
 // kubeconfig has two contexts, "test" and "other", in the world's
-// namespace; their servers are never contacted, the clients are fakes.
+// namespace. Their servers are never contacted: the clients are the fake
+// API server's.
 func (w *world) kubeconfig() clientcmd.ClientConfig {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
@@ -164,50 +179,64 @@ func (w *world) kubeconfig() clientcmd.ClientConfig {
 	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{})
 }
 
-// mapper knows the three CAPTF kinds, Leases and Pods.
-func (w *world) mapper() meta.RESTMapper {
-	m := meta.NewDefaultRESTMapper(nil)
-	for _, k := range object.Kinds {
-		m.Add(schema.GroupVersionKind{Group: object.Group, Version: object.Version, Kind: k.Name}, meta.RESTScopeNamespace)
+// writes are the requests that change the server's objects, as "verb
+// resource namespace/name", in order (a SelfSubjectReview changes nothing).
+func writes(srv *fakeapi.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		switch r.Verb {
+		case "create", "update", "patch", "delete", "deletecollection":
+			if r.Resource != "selfsubjectreviews" {
+				out = append(out, r.Verb+" "+r.Resource+" "+r.Namespace+"/"+r.Name)
+			}
+		}
 	}
-	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
-	m.Add(corev1.SchemeGroupVersion.WithKind("Pod"), meta.RESTScopeNamespace)
-	return m
+	return out
 }
 
-// serve answers the resource builder's GETs: CAPTF objects from the
-// world, Leases and pods from the fake clientset.
-func (w *world) serve(kube *fake.Clientset) func(*http.Request) (*http.Response, error) {
-	return func(r *http.Request) (*http.Response, error) {
-		var body any
-		if u, ok := w.objects[r.URL.Path]; ok {
-			body = u.Object
-		} else if dir, name := filepath.Split(r.URL.Path); strings.HasSuffix(dir, "/leases/") {
-			l, err := kube.CoordinationV1().Leases(w.ns).Get(r.Context(), name, metav1.GetOptions{})
-			if err == nil {
-				l.APIVersion, l.Kind = "coordination.k8s.io/v1", "Lease"
-				body = l
-			}
-		} else if strings.HasSuffix(dir, "/pods/") {
-			p, err := kube.CoreV1().Pods(w.ns).Get(r.Context(), name, metav1.GetOptions{})
-			if err == nil {
-				p.APIVersion, p.Kind = "v1", "Pod"
-				body = p
-			}
+// requested are the requests to resources, as "verb resource
+// namespace/name", sorted: the concurrent reads arrive in any order.
+func requested(srv *fakeapi.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		if r.Resource != "" {
+			out = append(out, r.Verb+" "+r.Resource+" "+r.Namespace+"/"+r.Name)
 		}
-		code := http.StatusOK
-		if body == nil {
-			code = http.StatusNotFound
-			body = metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: 404, Message: r.URL.Path + " not found"}
-		}
-		b, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		h := http.Header{}
-		h.Set("Content-Type", "application/json")
-		return &http.Response{StatusCode: code, Header: h, Body: io.NopCloser(bytes.NewReader(b))}, nil
 	}
+	slices.Sort(out)
+	return out
+}
+
+// decodeBody decodes a request's body, protobuf or JSON, as the server does.
+func decodeBody(t testing.TB, r fakeapi.Request) runtime.Object {
+	t.Helper()
+	obj, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(r.Body, nil, nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", r.Verb, r.Path, err)
+	}
+	return obj
+}
+
+var leasesGVR = coordinationv1.SchemeGroupVersion.WithResource("leases")
+
+// trackedLease is a Lease as the server holds it now.
+func trackedLease(t testing.TB, srv *fakeapi.Server, ns, name string) *coordinationv1.Lease {
+	t.Helper()
+	obj, err := srv.Tracker().Get(leasesGVR, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*coordinationv1.Lease)
+}
+
+// events are the events.k8s.io Events the server holds in ns.
+func events(t testing.TB, srv *fakeapi.Server, ns string) []eventsv1.Event {
+	t.Helper()
+	list, err := srv.Tracker().List(eventsv1.SchemeGroupVersion.WithResource("events"), eventsv1.SchemeGroupVersion.WithKind("Event"), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list.(*eventsv1.EventList).Items
 }
 
 // ran is one run of the command tree.

@@ -1,0 +1,63 @@
+package advice
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+)
+
+// Every command carries the run's connection flags, right after the
+// command's name, in kubectl's spelling; a credential never.
+func TestCommandsCarryTheConnection(t *testing.T) {
+	b := Builder{Conn: Conn{Kubeconfig: "/home/ops/.kube/prod config", Context: "prod", Server: "https://10.0.0.1:6443",
+		Insecure: true, As: "alice", AsGroups: []string{"ops", "sre"}, Omitted: []string{"--token"}}}
+	conn := []string{"--kubeconfig", "/home/ops/.kube/prod config", "--context", "prod", "--server", "https://10.0.0.1:6443",
+		"--insecure-skip-tls-verify", "--as", "alice", "--as-group", "ops", "--as-group", "sre"}
+	for _, c := range []struct {
+		got, want []string
+	}{
+		{b.Unlock("terraformcluster/demo", "infra", Guard{Force: true, ID: "x", IDGiven: true}, true, true),
+			append(append([]string{"kubectl", "captf"}, conn...), "unlock", "terraformcluster/demo", "-n", "infra", "--force", "--id", "x", "--reconcile", "--confirm")},
+		{b.Unlock("lease/l", "infra", Guard{}, false, false), append(append([]string{"kubectl", "captf"}, conn...), "unlock", "lease/l", "-n", "infra")},
+		{b.Explain("terraformmachine/web", "infra"), append(append([]string{"kubectl", "captf"}, conn...), "explain", "terraformmachine/web", "-n", "infra")},
+		{b.Logs("infra", "p"), append(append([]string{"kubectl"}, conn...), "logs", "-n", "infra", "p")},
+		{b.DescribePod("infra", "p"), append(append([]string{"kubectl"}, conn...), "describe", "pod", "-n", "infra", "p")},
+		{b.Reconcile("terraformcluster/demo", "infra", time.Date(2026, 12, 1, 10, 0, 0, 0, time.FixedZone("x", 3600))),
+			append(append([]string{"kubectl"}, conn...), "annotate", "terraformcluster/demo", "-n", "infra", ReconcileAnnotation+"=2026-12-01T09:00:00Z", "--overwrite")},
+	} {
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("argv\n got %q\nwant %q", c.got, c.want)
+		}
+		if strings.Contains(strings.Join(c.got, " "), "token") {
+			t.Errorf("a credential flag in %q", c.got)
+		}
+	}
+	// The omitted credential is named once, after the commands.
+	out := b.Finish([]v1alpha1.Advice{Run("", b.Explain("x/y", "n"))})
+	if len(out) != 2 || out[1].Argv != nil || !strings.Contains(out[1].Comment, "--token") {
+		t.Errorf("finish: %+v", out)
+	}
+	if out := b.Finish([]v1alpha1.Advice{Note("nothing to run")}); len(out) != 1 {
+		t.Errorf("a note about credentials without any command: %+v", out)
+	}
+}
+
+// Run quotes every word for an interactive bash or zsh, the lock ID after
+// --id always; an argument that cannot be shown prints no command.
+func TestRunQuotes(t *testing.T) {
+	a := Run("when", []string{"kubectl", "captf", "unlock", "lease/l", "-n", "infra", "--id", "abc", "--confirm"})
+	if a.Command != "kubectl captf unlock lease/l -n infra --id 'abc' --confirm" || a.Comment != "when" || a.Unprintable != "" {
+		t.Errorf("%+v", a)
+	}
+	a = Run("", []string{"kubectl", "captf", "unlock", "lease/l", "-n", "it's !x", "--id", "a'b"})
+	if a.Command != `kubectl captf unlock lease/l -n 'it'\''s !x' --id 'a'\''b'` {
+		t.Errorf("%q", a.Command)
+	}
+	a = Run("", []string{"kubectl", "captf", "explain", "lease/l", "-n", "bad\x1b[2Jns"})
+	if a.Command != "" || a.Unprintable == "" {
+		t.Errorf("an unprintable argument printed: %+v", a)
+	}
+}
