@@ -231,20 +231,7 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 			if u.GetDeletionTimestamp() != nil {
 				key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]
 				snap.States[key] = StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
-				durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
-				var d, a *metav1.ObjectMeta
-				var backups []metav1.ObjectMeta
-				for n := range mine {
-					switch m := &mine[n]; {
-					case m.Name == durable:
-						d = m
-					case m.Name == applied:
-						a = m
-					case m.Labels[jobgate.BackupLabel] == "true" && m.Labels[jobgate.BackupSuffixLabel] == ref.Suffix():
-						backups = append(backups, *m)
-					}
-				}
-				snap.Records[key] = jobgate.RecordsOf(d, a, backups)
+				snap.Records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
 				ns := StateRead{Presence: jobgate.Absent}
 				if c.terminating[ref.Namespace] {
 					ns.Presence = jobgate.Present

@@ -125,6 +125,28 @@ func RecordsOf(durable, applied *metav1.ObjectMeta, backups []metav1.ObjectMeta)
 	return r
 }
 
+// RecordsIn is RecordsOf from the metadata of Secrets of the object's
+// namespace, as one list of them gives it: the object's inputs Secrets
+// by name (InputsSecrets of its kind's code and name), its backups by
+// BackupSelector's labels for its state suffix.
+func RecordsIn(secrets []metav1.ObjectMeta, code, name, suffix string) Records {
+	durableName, appliedName := InputsSecrets(code, name)
+	var durable, applied *metav1.ObjectMeta
+	var backups []metav1.ObjectMeta
+	for n := range secrets {
+		m := &secrets[n]
+		switch {
+		case m.Name == durableName:
+			durable = m
+		case m.Name == appliedName:
+			applied = m
+		case m.Labels[BackupLabel] == "true" && m.Labels[BackupSuffixLabel] == suffix:
+			backups = append(backups, *m)
+		}
+	}
+	return RecordsOf(durable, applied, backups)
+}
+
 // appliedBefore is CAPTF's appliedBefore as far as the plugin can tell:
 // whether the object applied before, why, and whether that is known.
 func appliedBefore(provisioned bool, r Records) (applied bool, why string, known bool) {

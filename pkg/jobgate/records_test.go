@@ -111,3 +111,26 @@ func sha16(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:16]
 }
+
+// RecordsIn picks the object's own records out of its namespace's Secrets:
+// its inputs Secrets by name, its backups by label; another object's are
+// not its.
+func TestRecordsIn(t *testing.T) {
+	durable, applied := InputsSecrets("m", "web")
+	otherDurable, _ := InputsSecrets("m", "db")
+	secrets := []metav1.ObjectMeta{
+		{Name: durable, Annotations: map[string]string{InterruptedApplyAnnotation: "captf-m-web-apply-a2-abcdef"}},
+		{Name: otherDurable, Annotations: map[string]string{AppliedAnnotation: "true"}},
+		{Name: "b1", Labels: map[string]string{BackupLabel: "true", BackupSuffixLabel: "other-m"}},
+	}
+	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Interrupted: "captf-m-web-apply-a2-abcdef"}); got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+	secrets = append(secrets, metav1.ObjectMeta{Name: applied}, metav1.ObjectMeta{Name: "b2", Labels: map[string]string{BackupLabel: "true", BackupSuffixLabel: "web-m"}})
+	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Applied: true, Interrupted: "captf-m-web-apply-a2-abcdef", Backups: true}); got != want {
+		t.Errorf("%+v, want %+v", got, want)
+	}
+	if got := RecordsIn(nil, "m", "web", "web-m"); got != (Records{Read: true}) {
+		t.Errorf("no Secrets: %+v", got)
+	}
+}

@@ -372,29 +372,9 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []objec
 			}
 		}
 		states[key] = inspect.StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
-		records[key] = recordsOf(mine, ref)
+		records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
 	}
 	return states, records
-}
-
-// recordsOf finds ref's inputs records and state backups among the
-// metadata of Secrets of its namespace.
-func recordsOf(secrets []metav1.ObjectMeta, ref object.Ref) jobgate.Records {
-	durableName, appliedName := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
-	var durable, applied *metav1.ObjectMeta
-	var backups []metav1.ObjectMeta
-	for n := range secrets {
-		m := &secrets[n]
-		switch {
-		case m.Name == durableName:
-			durable = m
-		case m.Name == appliedName:
-			applied = m
-		case m.Labels[jobgate.BackupLabel] == "true" && m.Labels[jobgate.BackupSuffixLabel] == ref.Suffix():
-			backups = append(backups, *m)
-		}
-	}
-	return jobgate.RecordsOf(durable, applied, backups)
 }
 
 // readNamespaces reads whether the namespace of each deleting object of
