@@ -107,15 +107,14 @@ func TestRBACNoPodsIsAnError(t *testing.T) {
 func TestRBACClustersUnreadable(t *testing.T) {
 	ctx := context.Background()
 	ns := "rbac-clusters"
-	if err := admin.CAPICluster(ctx, ns, "prod", "prod"); err != nil {
-		t.Fatal(err)
-	}
+	// A world in which CAPTF starts web's next Job: its Machine owner in
+	// Cluster prod, whose infrastructure is TerraformCluster prod.
 	prod := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "prod"}
-	if err := admin.Seed(ctx, prod, testbed.Seeded{}); err != nil {
+	if err := admin.Seed(ctx, prod, testbed.Seeded{World: &testbed.World{Cluster: "prod"}}); err != nil {
 		t.Fatal(err)
 	}
 	web := object.Ref{Kind: object.TerraformMachine, Namespace: ns, Name: "web"}
-	if err := admin.Seed(ctx, web, testbed.Seeded{Labels: map[string]string{testbed.ClusterNameLabel: "prod"}}); err != nil {
+	if err := admin.Seed(ctx, web, testbed.Seeded{World: &testbed.World{Cluster: "prod"}}); err != nil {
 		t.Fatal(err)
 	}
 	syntheticLock(t, web, "12121212-0000-0000-0000-000000000000", "root@captf-m-web-apply-a1-d72d2a-x7k2p", nil)

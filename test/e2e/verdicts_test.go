@@ -211,7 +211,15 @@ func seed(ctx context.Context) error {
 			}},
 	}
 	for _, s := range steps {
-		if s.exp.ref.Name != "deleted" && !s.exp.noObj {
+		switch {
+		case s.exp.ref.Name == "deleted" || s.exp.noObj:
+		case s.exp.clears:
+			// A lock CAPTF clears: the object in a world in which CAPTF
+			// starts its next Job (owner, credentials, state, records).
+			if err := admin.Seed(ctx, s.exp.ref, testbed.Seeded{World: &testbed.World{}}); err != nil {
+				return err
+			}
+		default:
 			if err := admin.Object(ctx, s.exp.ref); err != nil {
 				return err
 			}
