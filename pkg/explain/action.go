@@ -33,7 +33,11 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 	}
 	deletes := ""
 	if x := d.DeletesLease; x != nil {
-		deletes = " " + deletionText(x) + " " + reconciled(r)
+		deletes = " " + deletionText(x)
+		if x.Path != jobgate.PathOrphanSweep {
+			// The sweep is the manager's, for no object.
+			deletes += " " + reconciled(r)
+		}
 	}
 	switch d.Verdict {
 	case v1alpha1.Unlocked:
@@ -50,6 +54,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleOwnerUnread:
 			return first + fmt.Sprintf("If %s exists, %s; whether it exists could not be read.", o.Ref, unlock)
 		case inspect.StaleOwnerGone:
+			if deletes != "" {
+				return fmt.Sprintf("No Job: %s no longer exists.", o.Ref) + deletes
+			}
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
 		case inspect.StaleClears:
 			s := first + upper(unlock) + "."
@@ -78,12 +85,21 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 	}
 	switch d.Case {
 	case inspect.CaseOtherWorkspace:
+		if deletes != "" {
+			return "No Job: CAPTF reads only workspace default." + deletes
+		}
 		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
 	case inspect.CaseEmptyID:
 		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails." + deletes
 	case inspect.CaseNoOwner:
+		if deletes != "" {
+			return "No Job: no CAPTF object owns this lock, so no controller reads it or sets a condition for it." + deletes
+		}
 		return "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."
 	case inspect.CaseOwnerGone:
+		if deletes != "" {
+			return fmt.Sprintf("No Job: %s no longer exists, so no controller reads this lock.", o.Ref) + deletes
+		}
 		return fmt.Sprintf("Nothing: %s no longer exists, so no controller reads this lock.", o.Ref)
 	case inspect.CaseOwnerUnread:
 		return first + fmt.Sprintf("If %s exists: ", o.Ref) + stateLocked + " Whether it exists could not be read." + deletes

@@ -47,6 +47,10 @@ type Pod struct {
 // Facts is everything the verdict depends on, read beforehand.
 type Facts struct {
 	Lease Lease
+	// NamespaceEmpty is true when every CAPTF kind was listed in the
+	// lock's namespace and none has an object there: CAPTF's orphan sweep
+	// then deletes the Lease if it carries captf.io/managed=true.
+	NamespaceEmpty bool
 	// Owner is nil when no CAPTF object owns the lock's suffix.
 	Owner *Owner
 	// NoOwnerWhy explains a nil Owner (for example that the kinds are not served).
@@ -237,7 +241,7 @@ func Classify(f Facts) Decision {
 	if l.Workspace != object.DefaultWorkspace {
 		why := fmt.Sprintf("the lock is of workspace %q; CAPTF reads only workspace %q (lock-tfstate-default-<suffix>), so no controller reads this lock", l.Workspace, object.DefaultWorkspace)
 		d.step("Is it a lock CAPTF reads?", "workspace "+l.Workspace, "no")
-		return d.done(f, v1alpha1.Foreign, why+", whoever holds it: none clears it")
+		return d.done(f, v1alpha1.Foreign, why+", whoever holds it: "+d.never(f, "none clears it", "no Job clears it"))
 	}
 	if l.ID == "" {
 		d.step("Is a holder set?", `spec.holderIdentity is ""`, "held by an empty ID")
@@ -260,7 +264,7 @@ func Classify(f Facts) Decision {
 			why = "no CAPTF object owns suffix " + l.Suffix
 		}
 		d.step("Which CAPTF object owns the lock?", why, "none")
-		return d.done(f, v1alpha1.Foreign, why+", so nothing is its own runner and CAPTF never clears the lock")
+		return d.done(f, v1alpha1.Foreign, why+", so nothing is its own runner and "+d.never(f, "CAPTF never clears the lock", "no Job of CAPTF's clears it"))
 	}
 	ref := f.Owner.Ref
 	d.step("Which CAPTF object owns the lock?", fmt.Sprintf("suffix %s is %s's (from the %s)", l.Suffix, ref, f.Owner.Via), ref.String())
@@ -312,7 +316,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 			reason += fmt.Sprintf("; whether %s exists could not be read; if it does, CAPTF's lock check fails on every reconcile (client-go refuses the name before any request), so no Job starts and the lock stays until someone clears it", o.Ref)
 		case !*o.Exists:
 			d.StaleCase = StaleOwnerGone
-			reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
+			reason += fmt.Sprintf("; %s no longer exists, so %s", o.Ref, d.never(f, "no controller will clear it", "no Job will clear it"))
 		case g != nil && g.BeforeLockCheck:
 			d.StaleCase = StaleGateClosed
 			reason += "; CAPTF's reconcile stops before its lock check, and no Job force-unlocks it: " + g.Reason
@@ -339,7 +343,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)
 	case !*o.Exists:
 		d.StaleCase = StaleOwnerGone
-		reason += fmt.Sprintf("; %s no longer exists, so no controller will clear it", o.Ref)
+		reason += fmt.Sprintf("; %s no longer exists, so %s", o.Ref, d.never(f, "no controller will clear it", "no Job will clear it"))
 	case g == nil:
 		d.StaleCase = StaleGatesUnread
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
@@ -367,6 +371,10 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 // and not past a lock check that fails.
 func (d *Decision) leaseDeletion(f Facts) *jobgate.Deletion {
 	o, g := f.Owner, f.Gate
+	if f.NamespaceEmpty && f.Lease.Labels[LabelManaged] == "true" {
+		sweep := jobgate.OrphanSweep
+		return &sweep
+	}
 	switch {
 	case o == nil || o.Exists == nil || !*o.Exists || g == nil || g.Deletes == nil:
 		return nil

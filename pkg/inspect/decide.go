@@ -38,6 +38,10 @@ type decider struct {
 	s      *Snapshot
 	owners *owners
 	jobs   jobIndex
+	// listed is true when every CAPTF kind was listed; occupied are the
+	// namespaces where one has an object.
+	listed   bool
+	occupied map[string]bool
 }
 
 func newDecider(s *Snapshot) *decider {
@@ -47,13 +51,20 @@ func newDecider(s *Snapshot) *decider {
 			lists = append(lists, l)
 		}
 	}
-	return &decider{s: s, owners: newOwners(lists), jobs: indexJobs(s.Jobs)}
+	d := &decider{s: s, owners: newOwners(lists), jobs: indexJobs(s.Jobs), listed: len(lists) == len(object.Kinds), occupied: map[string]bool{}}
+	for _, l := range lists {
+		d.listed = d.listed && l.Served && l.Err == nil
+		for ref := range l.Objects {
+			d.occupied[ref.Namespace] = true
+		}
+	}
+	return d
 }
 
 // result decides one lock.
 func (d *decider) result(l Lease) Result {
 	s := d.s
-	f := Facts{Lease: l}
+	f := Facts{Lease: l, NamespaceEmpty: d.listed && !d.occupied[l.Namespace]}
 	var warnings []string
 	f.Owner, f.NoOwnerWhy, warnings = d.owners.resolve(l)
 	f.Warnings = append(append([]string(nil), l.Warnings...), warnings...)

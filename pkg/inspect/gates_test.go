@@ -1,11 +1,13 @@
 package inspect
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -240,5 +242,36 @@ func TestDestroyDeletionFollowsRecordsAndNamespace(t *testing.T) {
 	r = newClusterFull(objs[:2], u.DeepCopy()).only(t)
 	if r.Decision.CAPTFClears {
 		t.Errorf("without an inputs record CAPTF rebuilds them and may start no Job: %s", r.Decision.Reason)
+	}
+}
+
+// CAPTF's manager sweeps a namespace without Terraform objects, deleting
+// every captf.io/managed=true Lease, lock Leases included: a lock there is
+// never said to stay; only when every kind was listed and none has an
+// object in the namespace (internal/rbac/sweep.go SweepNamespace).
+func TestOrphanSweepDeletesTheLease(t *testing.T) {
+	managed := func(l *coordinationv1.Lease) *coordinationv1.Lease {
+		l.Labels[LabelManaged] = "true"
+		l.Labels[LabelOwnerKind], l.Labels[LabelOwnerName] = "TerraformCluster", "demo"
+		return l
+	}
+	for _, l := range []*coordinationv1.Lease{managed(held(demo, "root@"+demoPod)), managed(held(demo, "alice@laptop"))} {
+		r := newCluster([]runtime.Object{l}).only(t)
+		d := r.Decision.DeletesLease
+		if d == nil || d.Path != jobgate.PathOrphanSweep || d.Certain || strings.Contains(r.Decision.Reason, "no controller will clear it") ||
+			strings.Contains(r.Decision.Reason, "never clears") || !strings.Contains(r.Decision.Reason, "CAPTF may delete this lock Lease itself") {
+			t.Errorf("%s: deletes %+v: %q", r.Decision.Verdict, d, r.Decision.Reason)
+		}
+	}
+	other := object.Ref{Kind: object.TerraformMachine, Namespace: "default", Name: "still-here"}
+	for name, c := range map[string]*cluster{
+		"another object in the namespace": newCluster([]runtime.Object{managed(held(demo, "alice@laptop"))}, other),
+		"no CRDs":                         {objects: []runtime.Object{managed(held(demo, "alice@laptop"))}, notServed: true},
+		"a kind unreadable":               {objects: []runtime.Object{managed(held(demo, "alice@laptop"))}, kindErr: map[string]error{"TerraformMachine": errors.New("forbidden")}},
+		"not managed":                     newCluster([]runtime.Object{held(object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "gone"}, "alice@laptop")}),
+	} {
+		if r := c.only(t); r.Decision.DeletesLease != nil {
+			t.Errorf("%s: deletes %+v", name, r.Decision.DeletesLease)
+		}
 	}
 }

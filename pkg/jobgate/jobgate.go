@@ -103,7 +103,25 @@ const (
 	// PathCleanupWithoutState: a deletion without state (cleanup.go
 	// Cleanup).
 	PathCleanupWithoutState = "CleanupWithoutState"
+	// PathOrphanSweep: the manager's sweep of a namespace without
+	// Terraform objects (internal/rbac/sweep.go SweepNamespace).
+	PathOrphanSweep = "OrphanSweep"
 )
+
+// OrphanSweep is the deletion of every captf.io/managed=true Lease of a
+// namespace that holds no TerraformCluster, TerraformMachine or
+// TerraformMachinePool, lock Leases included, whoever holds them: CAPTF's
+// manager sweeps such namespaces at start-up, every --sync-period and
+// after it removes a finalizer (internal/rbac/sweep.go Sweep and
+// SweepNamespace at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517; the backend
+// labels every lock Lease it creates for CAPTF with captf.io/managed=true,
+// state.BackendLabels). Not certain: it runs only while a CAPTF manager
+// runs, and only if the namespace is still empty when it looks.
+var OrphanSweep = Deletion{
+	Path: PathOrphanSweep,
+	When: "at the CAPTF manager's next sweep of namespaces without Terraform objects (at its start, every --sync-period, 10 min by default, and after it removes a finalizer), if the namespace is still without one then",
+	Why:  "the namespace holds no TerraformCluster, TerraformMachine or TerraformMachinePool, and the sweep deletes every Lease labelled captf.io/managed=true there, whoever holds it (internal/rbac/sweep.go SweepNamespace)",
+}
 
 // HolderStillWriting is what a deletion of the Lease means for a holder
 // that still runs (the kubernetes backend: Unlock GETs the Lease and
