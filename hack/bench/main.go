@@ -175,9 +175,8 @@ const notes = `
 - ` + "`locks -A`" + ` lists every Lease, the runner Jobs, the pods (the labelled runner
   pods, or all pods when more than 16 holders may be runner pods: only a
   read of all or a read by name proves a pod gone), and the three CAPTF
-  kinds: by metadata, or in full, once, when the gates of more than three
-  owners may be needed. Every list is unpaged and read as a stream, item
-  by item (see the page size table).
+  kinds (in full, keeping whole only the owners of held locks and of
+  those being deleted).
 - Every list is one unpaged request, read as a stream: memory stays flat
   whatever its size, one list is one snapshot, and requests do not grow
   with the cluster. An earlier round measured pages of 500 (kubectl's
