@@ -421,6 +421,8 @@ func TestExplainRequests(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
+		// Whether its namespace is being deleted: no Job starts there.
+		"get /namespaces/default",
 		"get /pods/" + runPod,
 		"get coordination.k8s.io/leases/captf-run-" + demo.Suffix(),
 		"get coordination.k8s.io/leases/" + lockName,

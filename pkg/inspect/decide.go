@@ -33,6 +33,31 @@ func DecideLock(s *Snapshot, namespace, name string) (Result, bool) {
 	return Result{}, false
 }
 
+// Decider decides the locks of one snapshot one at a time, and again as
+// their Lease and holder pod are read anew (Reader.Refresh), from the
+// indexes it builds once: unlock --all-stale decides each of its
+// candidates twice, and rebuilding the owner and Job indexes for each
+// would make it quadratic in the locks.
+type Decider struct{ d *decider }
+
+// NewDecider indexes s.
+func NewDecider(s *Snapshot) *Decider { return &Decider{d: newDecider(s)} }
+
+// Lock decides the lock namespace/name of s, which is the snapshot the
+// Decider was made from, or one that differs from it only in its Leases,
+// Sources, Pods and Warnings (Reader.Refresh's); ok is false when s has no
+// such lock. It decides as Decide and DecideLock do.
+func (x *Decider) Lock(s *Snapshot, namespace, name string) (Result, bool) {
+	for _, l := range s.Leases {
+		if l.Namespace == namespace && l.Name == name {
+			d := *x.d
+			d.s = s
+			return d.result(l), true
+		}
+	}
+	return Result{}, false
+}
+
 // decider holds the indexes of one snapshot.
 type decider struct {
 	s      *Snapshot

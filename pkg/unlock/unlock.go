@@ -23,7 +23,11 @@ import (
 type Unlocker struct {
 	// Reader reads the lock again, live, before deciding and writing.
 	Reader *cluster.Reader
-	Client kubernetes.Interface
+	// decider decides the locks of decided, the snapshot UnlockIn was
+	// last given.
+	decider *inspect.Decider
+	decided *inspect.Snapshot
+	Client  kubernetes.Interface
 	// Dynamic patches the object when a reconcile is asked for.
 	Dynamic dynamic.Interface
 	// Advice builds the commands an outcome suggests, with the connection
@@ -119,7 +123,17 @@ func refusedForSure(err error) bool {
 // calls Record for the Event and the reconcile, so that each write is on
 // record before the next one begins.
 func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Options) (*Outcome, error) {
-	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Snapshot, error) { return u.Reader.ReadLock(ctx, namespace, lease) })
+	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Result, []string, string, error) {
+		snap, err := u.Reader.ReadLock(ctx, namespace, lease)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		r, ok := inspect.DecideLock(snap, namespace, lease)
+		if !ok {
+			return nil, nil, "", nil
+		}
+		return &r, snap.Warnings, "", nil
+	})
 }
 
 // UnlockIn unlocks one lock of snap, a read of many (unlock --all-stale):
@@ -127,24 +141,56 @@ func (u *Unlocker) Unlock(ctx context.Context, namespace, lease string, o Option
 // Lease and the pod its holder names are read again, live (Refresh), and
 // the lock is decided again from them and the rest of snap, just before
 // the write, which carries the resourceVersion just read.
+//
+// The lock must be the one snap showed: a lock whose Lease was re-created
+// or whose lock ID changed since (another holder took it, even one that is
+// Stale too) is refused, so that --all-stale clears only what its listing
+// decided. Each candidate is decided with one Decider of snap, built once.
 func (u *Unlocker) UnlockIn(ctx context.Context, snap *inspect.Snapshot, namespace, lease string, o Options) (*Outcome, error) {
-	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Snapshot, error) {
-		if !o.Confirm {
-			s := *snap
-			s.Warnings = nil
-			return &s, nil
+	if u.decider == nil || u.decided != snap {
+		u.decider, u.decided = inspect.NewDecider(snap), snap
+	}
+	listed, ok := u.decider.Lock(snap, namespace, lease)
+	return u.unlock(ctx, namespace, lease, o, func() (*inspect.Result, []string, string, error) {
+		if !ok {
+			return nil, nil, "", nil
 		}
-		return u.Reader.Refresh(ctx, snap, namespace, lease)
+		if !o.Confirm {
+			return &listed, nil, "", nil
+		}
+		fresh, err := u.Reader.Refresh(ctx, snap, namespace, lease)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		r, ok := u.decider.Lock(fresh, namespace, lease)
+		if !ok {
+			return nil, nil, "", nil
+		}
+		changed := ""
+		if was, now := listed.Facts.Lease, r.Facts.Lease; was.UID != now.UID || was.ID != now.ID || was.Held != now.Held || infoID(was) != infoID(now) {
+			changed = fmt.Sprintf("the lock changed since it was listed (lock ID %q, now %q)", was.UnlockID(), now.UnlockID())
+		}
+		return &r, fresh.Warnings, changed, nil
 	})
 }
 
+// infoID is the lock info's ID, "" without lock info.
+func infoID(l inspect.Lease) string {
+	if l.Info == nil {
+		return ""
+	}
+	return l.Info.ID
+}
+
 // unlock unlocks one lock, read by read.
-func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Options, read func() (*inspect.Snapshot, error)) (*Outcome, error) {
+// decide reads and decides the lock: nil without an error when it has no
+// Lease.
+func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Options, decide func() (*inspect.Result, []string, string, error)) (*Outcome, error) {
 	out := &Outcome{Namespace: namespace, Lease: lease, DryRun: !o.Confirm}
 	if o.Arg == "" {
 		o.Arg = "lease/" + lease
 	}
-	snap, err := read()
+	res, warnings, changed, err := decide()
 	var none *inspect.NoLeaseError
 	switch {
 	case errors.As(err, &none):
@@ -152,13 +198,18 @@ func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Option
 		return out, nil
 	case err != nil:
 		return nil, err
-	}
-	r, ok := inspect.DecideLock(snap, namespace, lease)
-	if !ok {
+	case res == nil:
 		out.Action, out.Message = v1alpha1.AlreadyUnlocked, (&inspect.NoLeaseError{Namespace: namespace, Name: lease}).Error()+"; nothing to unlock"
 		return out, nil
 	}
-	out.Result, out.Warnings = r, snap.Warnings
+	r := *res
+	out.Result, out.Warnings = r, warnings
+	if changed != "" {
+		// Not what the listing decided on: look again.
+		out.Action, out.Message = v1alpha1.Refused, changed+", so it is not cleared; nothing was written; look at it again"
+		out.Commands = []v1alpha1.Advice{advice.Run("", u.Advice.Explain(o.Arg, namespace))}
+		return out, nil
+	}
 	g := Check(r, o.Guard, u.now())
 	out.Action, out.Message = g.Action, g.Message
 	switch {

@@ -213,7 +213,8 @@ func TestUnlockWritesOnlyTheLease(t *testing.T) {
 // A stale lock is cleared as the runtimes' own Unlock clears it, with one
 // update carrying the resourceVersion read, and exactly these requests:
 // the lock's read (the Lease by name, the Jobs and the three kinds listed
-// concurrently, the holder pod by name), who asks, the write, the Event.
+// concurrently, the holder pod by name, the owner's namespace), who asks,
+// the write, the Event.
 func TestStaleIsUnlockedExactlyAsTheRuntimes(t *testing.T) {
 	u, srv := setup(t, lease(&lockID, "root@"+demoPod))
 	out := run(t, u, Options{Confirm: true})
@@ -221,14 +222,14 @@ func TestStaleIsUnlockedExactlyAsTheRuntimes(t *testing.T) {
 		t.Fatalf("%s (%s): %s", out.Action, out.Result.Decision.Verdict, out.Message)
 	}
 	reqs := saidAll(srv.Requests())
-	if len(reqs) != 9 {
+	if len(reqs) != 10 {
 		t.Fatalf("requests %q", reqs)
 	}
 	lists := append([]string(nil), reqs[1:5]...)
 	slices.Sort(lists)
 	want := []string{"list jobs", "list terraformclusters", "list terraformmachinepools", "list terraformmachines"}
 	if reqs[0] != "get leases/"+name || !reflect.DeepEqual(lists, want) ||
-		!reflect.DeepEqual(reqs[5:], []string{"get pods/" + demoPod, "create selfsubjectreviews", "update leases/" + name, "create events"}) {
+		!reflect.DeepEqual(reqs[5:], []string{"get pods/" + demoPod, "get namespaces/default", "create selfsubjectreviews", "update leases/" + name, "create events"}) {
 		t.Errorf("requests %q", reqs)
 	}
 	sent := leaseUpdates(t, srv)
@@ -712,5 +713,38 @@ func TestUnlockInRaceIsAConflict(t *testing.T) {
 func TestTruncateKeepsRunes(t *testing.T) {
 	if got := truncate("ab€", 4); got != "ab" {
 		t.Errorf("truncate = %q", got)
+	}
+}
+
+// --all-stale clears only the lock its listing decided on: another holder
+// that took the lock since, even one whose runner is gone too (Stale as
+// well), is refused after the re-read, without a write.
+func TestUnlockInRefusesALockTakenSinceTheListing(t *testing.T) {
+	id := lockID
+	srv := serve(t, leaseOf(demo, &id, "root@"+holderPod(demo)), captfObject(demo))
+	u := unlocker(t, srv)
+	snap, stale := readAll(t, u)
+	l := stale[0]
+	// Another runner of demo took the lock and was killed in turn.
+	taken := get(t, srv, l.Name).DeepCopy()
+	other := "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+	taken.Spec.HolderIdentity = &other
+	taken.Annotations[inspect.AnnotationLock] = `{"ID":"` + other + `","Operation":"OperationTypeApply","Who":"root@captf-c-demo-apply-a2-d72d2a-x7k2p","Version":"1.11.4","Created":"2026-12-01T00:00:00Z"}`
+	if err := srv.Tracker().Update(leasesGVR, taken, "default"); err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetRequests()
+	out, err := u.UnlockIn(context.Background(), snap, l.Namespace, l.Name, Options{Confirm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Action != v1alpha1.Refused || !strings.Contains(out.Message, "changed since it was listed") || out.Result.Decision.Verdict != v1alpha1.Stale {
+		t.Fatalf("%s (%s): %s", out.Action, out.Result.Decision.Verdict, out.Message)
+	}
+	if w := writes(srv.Requests()); len(w) != 0 {
+		t.Errorf("writes %v", w)
+	}
+	if h := get(t, srv, l.Name).Spec.HolderIdentity; h == nil || *h != other {
+		t.Errorf("the new lock was not kept: %v", h)
 	}
 }

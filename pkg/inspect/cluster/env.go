@@ -38,8 +38,8 @@ var (
 // readEnv reads into snap what the gates of its objects read in full
 // depend on around them: for each TerraformMachine and TerraformMachinePool
 // with an owner of its kind, the TerraformCluster CAPTF's owner lookup
-// finds; for each object being deleted, whether it has state, its records
-// and whether its namespace is being deleted.
+// finds; for each object being deleted, whether it has state and its
+// records; for each, whether its namespace is being deleted.
 func (r *Reader) readEnv(ctx context.Context, namespace string, snap *inspect.Snapshot) {
 	var lookups, deleting []object.Ref
 	for ref, u := range snap.Objects {
@@ -54,7 +54,14 @@ func (r *Reader) readEnv(ctx context.Context, namespace string, snap *inspect.Sn
 	var wg sync.WaitGroup
 	wg.Go(func() { snap.Clusters, warnings = r.lookupClusters(ctx, namespace, lookups, snap.Objects) })
 	wg.Go(func() { snap.States, snap.Records = r.readSecrets(ctx, namespace, deleting) })
-	wg.Go(func() { snap.Namespaces = r.readNamespaces(ctx, deleting) })
+	// The namespace of every object kept: a terminating namespace stops
+	// the Jobs of a live object too, and Read and ReadLock keep the same
+	// objects, so they decide alike.
+	all := make([]object.Ref, 0, len(snap.Objects))
+	for ref := range snap.Objects {
+		all = append(all, ref)
+	}
+	wg.Go(func() { snap.Namespaces = r.readNamespaces(ctx, all) })
 	wg.Wait()
 	snap.Warnings = append(snap.Warnings, warnings...)
 }
@@ -377,8 +384,8 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []objec
 	return states, records
 }
 
-// readNamespaces reads whether the namespace of each deleting object of
-// refs is being deleted: by name for up to gateGets namespaces, else in
+// readNamespaces reads whether the namespace of each object of refs is
+// being deleted: by name for up to gateGets namespaces, else in
 // one list, from their metadata. Unread, with why, when it cannot be read
 // (the role must grant get and list on namespaces).
 func (r *Reader) readNamespaces(ctx context.Context, refs []object.Ref) map[string]inspect.StateRead {
@@ -412,10 +419,14 @@ func (r *Reader) readNamespaces(ctx context.Context, refs []object.Ref) map[stri
 			}
 		}
 		for _, name := range names {
-			if err != nil {
+			deleting, listed := found[name]
+			switch {
+			case err != nil:
 				fail(name, "list", err)
-			} else {
-				set(name, found[name])
+			case !listed:
+				out[name] = inspect.StateRead{Why: "it was not found"}
+			default:
+				set(name, deleting)
 			}
 		}
 		return out
@@ -429,8 +440,9 @@ func (r *Reader) readNamespaces(ctx context.Context, refs []object.Ref) map[stri
 			defer mu.Unlock()
 			switch {
 			case apierrors.IsNotFound(err):
-				// Gone: everything in it is being deleted.
-				set(name, true)
+				// No real cluster has objects in a namespace that does
+				// not exist: say what was seen, not a guess.
+				out[name] = inspect.StateRead{Why: "it was not found"}
 			case err != nil:
 				fail(name, "get", err)
 			default:

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,7 +57,9 @@ func (r *Reader) Refresh(ctx context.Context, snap *inspect.Snapshot, namespace,
 	fresh := *snap
 	fresh.Leases = []inspect.Lease{l}
 	fresh.Sources = map[string]*coordinationv1.Lease{inspect.Key(namespace, name): lease}
-	fresh.Pods = maps.Clone(snap.Pods)
+	// Only the pod this lock's host names decides it: the rest of the
+	// scope's pods are not copied for every lock.
+	fresh.Pods = map[string]*inspect.Pod{}
 	fresh.Warnings = nil
 	if err := r.readHost(ctx, &fresh, l); err != nil {
 		return nil, err

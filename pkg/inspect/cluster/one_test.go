@@ -43,8 +43,8 @@ func TestReadLockRequestsAreBounded(t *testing.T) {
 		// Lease, Jobs, kinds, pod, Cluster, TerraformCluster, Secrets,
 		// namespace.
 		{m1, v1alpha1.Stale, maxReadLockRequests},
-		// Lease, Jobs, kinds, pod.
-		{demo, v1alpha1.Live, 1 + 1 + len(object.Kinds) + 1},
+		// Lease, Jobs, kinds, pod, namespace (the owner is kept: held).
+		{demo, v1alpha1.Live, 1 + 1 + len(object.Kinds) + 1 + 1},
 		// Lease, Jobs, kinds: no host, no pod.
 		{idle, v1alpha1.Unlocked, 1 + 1 + len(object.Kinds)},
 	} {

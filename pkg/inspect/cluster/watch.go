@@ -49,9 +49,10 @@ import (
 // as Read shows them unreadable.
 //
 // The pod informer follows CAPTF's labelled runner pods. A holder pod
-// without that label (a person removed it, or a Foreign lock's host names
-// some other pod) is followed by a watch of that one pod by name, for as
-// long as a lock's holder names it and it exists.
+// without that label (a person removed it) is followed by a watch of that
+// one pod by name, for as long as a lock's holder names it and it exists,
+// for up to maxPodWatches such pods; past that, such a pod's change is
+// seen only with another change of its lock's inputs.
 func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspect.Report) error, changed func(inspect.Change) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -414,6 +415,10 @@ func relink(of map[string]string, by map[string]map[string]bool, k, target strin
 	by[target][k] = true
 }
 
+// maxPodWatches bounds the watches of single pods, as holderGets bounds
+// Read's GETs of holder pods.
+const maxPodWatches = holderGets
+
 // podWatch is the watch of one pod by name.
 type podWatch struct{ stop context.CancelFunc }
 
@@ -435,6 +440,10 @@ func (w *watcher) followPod(key string) {
 	}
 	pw, watching := w.pods[key]
 	switch {
+	case want && !watching && len(w.pods) >= maxPodWatches:
+		// Past the bound a pod without CAPTF's label is not followed
+		// (its lock is re-read on any other change of its inputs): the
+		// requests must not grow with the locks.
 	case want && !watching:
 		w.pods[key] = w.watchPod(key)
 	case !want && watching:
