@@ -11,6 +11,8 @@ import (
 	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 )
 
@@ -68,6 +70,10 @@ func listItems(body io.Reader, item itemFunc) error {
 // (an object is at most a few megabytes in etcd).
 const maxItem = 64 << 20
 
+// maxField bounds any length-delimited field, the whole list included: far
+// beyond any response, and small enough that no length turns negative.
+const maxField = 1 << 40
+
 // protobufItems reads a list in the API server's protobuf envelope, a
 // runtime.Unknown whose field 2 (raw) is the list, whose fields 2 are its
 // items, from r to its end.
@@ -76,14 +82,18 @@ func protobufItems(r *bufio.Reader, item itemFunc) error {
 	raw := false
 	err := eachField(r, -1, func(field protowire.Number, n uint64) error {
 		if field != 2 {
-			_, err := r.Discard(int(n))
-			return err
+			// The envelope's typeMeta is checked as the library checks
+			// it; its content type and encoding are strings.
+			return checkField(r, n, field == 1, func(b []byte) error { return new(runtime.TypeMeta).Unmarshal(b) })
+		}
+		if raw {
+			return errors.New("a protobuf list response holds two lists")
 		}
 		raw = true
 		return eachField(r, int64(n), func(field protowire.Number, n uint64) error {
 			if field != 2 {
-				_, err := r.Discard(int(n))
-				return err
+				// The list's metadata, checked as the library does.
+				return checkField(r, n, field == 1, func(b []byte) error { return new(metav1.ListMeta).Unmarshal(b) })
 			}
 			var err error
 			if buf, err = readN(r, buf, n); err != nil {
@@ -96,6 +106,24 @@ func protobufItems(r *bufio.Reader, item itemFunc) error {
 		err = errors.New("a protobuf list response holds no list")
 	}
 	return err
+}
+
+// checkField reads a field of n bytes that is not an item: decoded by
+// check when decode is set, so that a body the library refuses is refused
+// here too, else skipped.
+func checkField(r *bufio.Reader, n uint64, decode bool, check func([]byte) error) error {
+	if !decode {
+		_, err := r.Discard(int(n))
+		return truncated(err)
+	}
+	b, err := readN(r, nil, n)
+	if err != nil {
+		return err
+	}
+	if err := check(b); err != nil {
+		return fmt.Errorf("a protobuf list's metadata does not decode: %w", err)
+	}
+	return nil
 }
 
 func readN(r *bufio.Reader, buf []byte, n uint64) ([]byte, error) {
@@ -129,6 +157,11 @@ func eachField(r *bufio.Reader, size int64, fn func(field protowire.Number, n ui
 		if field < protowire.MinValidNumber {
 			return errors.New("a protobuf field has an invalid number")
 		}
+		if field == 2 && wire != protowire.BytesType {
+			// The envelope's raw list and the list's items are both
+			// field 2, length-delimited.
+			return errors.New("a protobuf list's field 2 is not length-delimited")
+		}
 		switch wire {
 		case protowire.VarintType:
 			_, err = binary.ReadUvarint(cr)
@@ -139,7 +172,7 @@ func eachField(r *bufio.Reader, size int64, fn func(field protowire.Number, n ui
 		case protowire.BytesType:
 			var n uint64
 			if n, err = binary.ReadUvarint(cr); err == nil {
-				if size >= 0 && int64(n) > size-cr.n {
+				if n > maxField || (size >= 0 && int64(n) > size-cr.n) {
 					return errors.New("a protobuf field overruns its message")
 				}
 				err = fn(field, n)
