@@ -79,7 +79,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		}
 	}
 	// Foreign or Unknown: the case Classify decided.
-	stateLocked := "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	stateLocked := "It never unlocks it through a Job. At a reconcile that gets as far as reading the state (no Job active, the object not paused, nothing holding it before), it sets StateReadable=False/StateLocked; when the condition turns to StateLocked it emits a Warning event StateLocked and counts it once in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable). Every Job fails."
 	if gate != nil && gate.State == jobgate.Closed {
 		stateLocked += " Now: " + gate.Reason + "."
 	}
@@ -90,7 +90,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		}
 		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
 	case inspect.CaseEmptyID:
-		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails." + deletes
+		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition for it; any Job it starts finds the state locked and fails." + deletes
 	case inspect.CaseNoOwner:
 		if deletes != "" {
 			return "No Job: no CAPTF object owns this lock, so no controller reads it or sets a condition for it." + deletes

@@ -23,7 +23,7 @@ func TestControllerAction(t *testing.T) {
 	activeFirst := "Job captf-c-demo-apply-a2-aaaaaa is active, so the controller checks the lock only after it finishes. "
 	paused := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is paused (annotation cluster.x-k8s.io/paused): CAPTF starts no Job while it is", Quiet: true}
 	dependency := &jobgate.Gate{State: jobgate.Unsure, Reason: "a dependency gate is set (DependenciesReady False/Waiting): CAPTF starts no Job for a mutable or unprovisioned object until it clears"}
-	never := "It never unlocks it through a Job. At a reconcile with no Job active, the object not paused and the state read, it sets StateReadable=False/StateLocked and a Warning event StateLocked, counted in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable); every Job fails."
+	never := "It never unlocks it through a Job. At a reconcile that gets as far as reading the state (no Job active, the object not paused, nothing holding it before), it sets StateReadable=False/StateLocked; when the condition turns to StateLocked it emits a Warning event StateLocked and counts it once in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable). Every Job fails."
 	own := heldBy("root@" + runPod)
 	released := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is being deleted without a Cluster owner reference, state, Job or sign of an apply: CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease", Quiet: true, BeforeLockCheck: true, Releases: true}
 
@@ -67,7 +67,7 @@ func TestControllerAction(t *testing.T) {
 		{name: "foreign: other workspace", r: classify(lockLease("staging", ptr(holderID), holderID, "root@"+runPod)), active: active, verdict: v1alpha1.Foreign,
 			want: "Nothing: CAPTF reads only workspace default, so no controller reads this lock."},
 		{name: "unknown: empty holderIdentity", r: classify(lockLease("default", ptr(""), holderID, "root@"+runPod)), verdict: v1alpha1.Unknown,
-			want: "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition and keeps starting Jobs; each runtime sees the state locked by an empty ID, waits lockTimeoutSeconds (default 300 s) and fails."},
+			want: "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition for it; any Job it starts finds the state locked and fails."},
 		{name: "foreign: no owner", r: classify(heldBy("alice@laptop"), noOwner), verdict: v1alpha1.Foreign,
 			want: "Nothing: no CAPTF object owns this lock, so no controller reads it or sets a condition for it."},
 		{name: "foreign: owner gone", r: classify(heldBy("alice@laptop"), ownerExists(ptr(false))), verdict: v1alpha1.Foreign,
