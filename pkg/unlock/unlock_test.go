@@ -748,3 +748,30 @@ func TestUnlockInRefusesALockTakenSinceTheListing(t *testing.T) {
 		t.Errorf("the new lock was not kept: %v", h)
 	}
 }
+
+// A lock released since the listing (CAPTF's next Job force-unlocked it,
+// say) is already unlocked, not refused as changed.
+func TestUnlockInALockReleasedSinceTheListing(t *testing.T) {
+	id := lockID
+	srv := serve(t, leaseOf(demo, &id, "root@"+holderPod(demo)), captfObject(demo))
+	u := unlocker(t, srv)
+	snap, stale := readAll(t, u)
+	l := stale[0]
+	free := get(t, srv, l.Name).DeepCopy()
+	free.Spec.HolderIdentity = nil
+	delete(free.Annotations, inspect.AnnotationLock)
+	if err := srv.Tracker().Update(leasesGVR, free, "default"); err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetRequests()
+	out, err := u.UnlockIn(context.Background(), snap, l.Namespace, l.Name, Options{Confirm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Action != v1alpha1.AlreadyUnlocked {
+		t.Fatalf("%s: %s", out.Action, out.Message)
+	}
+	if w := writes(srv.Requests()); len(w) != 0 {
+		t.Errorf("writes %v", w)
+	}
+}

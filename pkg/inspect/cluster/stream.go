@@ -157,10 +157,11 @@ func eachField(r *bufio.Reader, size int64, fn func(field protowire.Number, n ui
 		if field < protowire.MinValidNumber {
 			return errors.New("a protobuf field has an invalid number")
 		}
-		if field == 2 && wire != protowire.BytesType {
-			// The envelope's raw list and the list's items are both
-			// field 2, length-delimited.
-			return errors.New("a protobuf list's field 2 is not length-delimited")
+		if field <= 4 && wire != protowire.BytesType {
+			// Every field the library knows here is length-delimited: the
+			// envelope's typeMeta, raw list, content encoding and type,
+			// the list's metadata and items. Others it skips, as here.
+			return fmt.Errorf("a protobuf list's field %d is not length-delimited", field)
 		}
 		switch wire {
 		case protowire.VarintType:

@@ -356,6 +356,10 @@ func FuzzProtobufList(f *testing.F) {
 	f.Add(encode(f, leaseList(0), true)[4:])
 	f.Add([]byte{0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x01})
 	f.Add([]byte{0x12, 0x02, 0x10, 0x01})
+	// A known field of another wire type: the envelope's contentType as
+	// fixed64, the list's metadata as a varint.
+	f.Add([]byte{0x21, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x00})
+	f.Add([]byte{0x12, 0x02, 0x08, 0x01})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var items []coordinationv1.Lease

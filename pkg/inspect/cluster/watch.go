@@ -241,6 +241,8 @@ const (
 	podPrefix     = "pod:"
 	tcPrefix      = "terraformcluster:"
 	clusterPrefix = "cluster:"
+	// namespacePrefix alone names every lock of the key's namespace.
+	namespacePrefix = "namespace:"
 )
 
 // clusterKey is a Cluster API Cluster's key; the watcher maps it to the
@@ -282,6 +284,12 @@ func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
 	}
 	ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
 	keys := []watchKey{{m.Namespace, object.LockLeaseName(object.DefaultWorkspace, ref.Suffix())}}
+	if w.objectsIn(m.Namespace) <= 1 {
+		// The namespace just lost its last object, or has its first:
+		// whether CAPTF's orphan sweep deletes its Leases changed for
+		// every lock in it.
+		keys = append(keys, watchKey{m.Namespace, namespacePrefix})
+	}
 	if k != object.TerraformCluster {
 		return keys
 	}
@@ -290,6 +298,22 @@ func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
 		keys = append(keys, w.labelled(m.Namespace, cl)...)
 	}
 	return keys
+}
+
+// objectsIn counts the CAPTF objects of namespace ns in the kinds' stores
+// (safe from any goroutine), up to 2.
+func (w *watcher) objectsIn(ns string) int {
+	n := 0
+	for _, st := range w.kinds {
+		for _, key := range st.ListKeys() {
+			if strings.HasPrefix(key, ns+"/") {
+				if n++; n > 1 {
+					return n
+				}
+			}
+		}
+	}
+	return n
 }
 
 // labelled are the locks of the machines and pools labelled with Cluster
@@ -494,6 +518,13 @@ func (w *watcher) recheck(ctx context.Context, ns, name string) error {
 		locks = sortedKeys(w.byHost[inspect.Key(ns, pod)])
 	} else if tc, ok := strings.CutPrefix(name, tcPrefix); ok {
 		locks = sortedKeys(w.byTC[inspect.Key(ns, tc)])
+	} else if name == namespacePrefix {
+		for k, r := range w.last {
+			if r.Facts.Lease.Namespace == ns {
+				locks = append(locks, k)
+			}
+		}
+		sort.Strings(locks)
 	} else if cl, ok := strings.CutPrefix(name, clusterPrefix); ok {
 		for _, k := range w.labelled(ns, cl) {
 			locks = append(locks, inspect.Key(k.namespace, k.name))

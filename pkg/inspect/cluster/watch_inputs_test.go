@@ -3,11 +3,13 @@ package cluster
 import (
 	"testing"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -72,4 +74,28 @@ func TestWatchFollowsTheClusterAPICluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.await(t, "default", lockName(m), "the Cluster pointed at on-tc", verdictIs(v1alpha1.Stale, "a drift Job, every 600 s"))
+}
+
+// When a namespace loses its last CAPTF object, CAPTF's orphan sweep may
+// delete every managed Lease in it: the watch re-decides the other locks
+// there, not only the deleted object's.
+func TestWatchSeesANamespaceEmptied(t *testing.T) {
+	managed := func(l *coordinationv1.Lease) *coordinationv1.Lease {
+		l.Labels[inspect.LabelManaged] = "true"
+		return l
+	}
+	last := object.Ref{Kind: object.TerraformCluster, Namespace: "lonely", Name: "last"}
+	gone := object.Ref{Kind: object.TerraformMachine, Namespace: "lonely", Name: "gone"}
+	srv, r := newReader(t, captfObject(last, nil), managed(heldLease(gone, "alice@laptop")))
+	w := startWatch(t, r, inspect.Scope{})
+	if first := resultOf(t, w.first(t), "lonely", lockName(gone)); first.Decision.DeletesLease != nil {
+		t.Fatalf("a namespace with an object: %q", first.Decision.Reason)
+	}
+	if err := srv.Tracker().Delete(object.TerraformCluster.GVR(), "lonely", "last"); err != nil {
+		t.Fatal(err)
+	}
+	w.await(t, "lonely", lockName(gone), "the namespace's last object deleted", func(c inspect.Change) bool {
+		d := c.Result.Decision.DeletesLease
+		return d != nil && d.Path == jobgate.PathOrphanSweep
+	})
 }
