@@ -90,7 +90,10 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		}
 		return "Nothing: CAPTF reads only workspace default, so no controller reads this lock."
 	case inspect.CaseEmptyID:
-		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition for it; any Job it starts finds the state locked and fails." + deletes
+		if deletes != "" {
+			return "No Job clears it: CAPTF treats an empty holderIdentity as no lock, so it sets no condition for it; any Job it starts finds the state locked and fails." + deletes
+		}
+		return "Nothing: CAPTF treats an empty holderIdentity as no lock, so it sets no condition for it; any Job it starts finds the state locked and fails."
 	case inspect.CaseNoOwner:
 		if deletes != "" {
 			return "No Job: no CAPTF object owns this lock, so no controller reads it or sets a condition for it." + deletes
