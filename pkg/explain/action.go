@@ -79,7 +79,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		}
 	}
 	// Foreign or Unknown: the case Classify decided.
-	stateLocked := "It never unlocks it through a Job. At a reconcile that gets as far as reading the state (no Job active, the object not paused, nothing holding it before), it sets StateReadable=False/StateLocked; when the condition turns to StateLocked it emits a Warning event StateLocked and counts it once in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable). Every Job fails."
+	stateLocked := "It never unlocks it through a Job. A reconcile that reads the state sets StateReadable=False/StateLocked (as it turns so: a Warning event StateLocked, captf_state_read_errors_total{reason=\"locked\"}, alert CAPTFStateUnreadable). Every Job fails."
 	if gate != nil && gate.State == jobgate.Closed {
 		stateLocked += " Now: " + gate.Reason + "."
 	}

@@ -23,7 +23,7 @@ func TestControllerAction(t *testing.T) {
 	activeFirst := "Job captf-c-demo-apply-a2-aaaaaa is active, so the controller checks the lock only after it finishes. "
 	paused := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is paused (annotation cluster.x-k8s.io/paused): CAPTF starts no Job while it is", Quiet: true}
 	dependency := &jobgate.Gate{State: jobgate.Unsure, Reason: "a dependency gate is set (DependenciesReady False/Waiting): CAPTF starts no Job for a mutable or unprovisioned object until it clears"}
-	never := "It never unlocks it through a Job. At a reconcile that gets as far as reading the state (no Job active, the object not paused, nothing holding it before), it sets StateReadable=False/StateLocked; when the condition turns to StateLocked it emits a Warning event StateLocked and counts it once in captf_state_read_errors_total{reason=\"locked\"} (alert CAPTFStateUnreadable). Every Job fails."
+	never := "It never unlocks it through a Job. A reconcile that reads the state sets StateReadable=False/StateLocked (as it turns so: a Warning event StateLocked, captf_state_read_errors_total{reason=\"locked\"}, alert CAPTFStateUnreadable). Every Job fails."
 	own := heldBy("root@" + runPod)
 	released := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is being deleted without a Cluster owner reference, state, Job or sign of an apply: CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease", Quiet: true, BeforeLockCheck: true, Releases: true}
 
