@@ -25,12 +25,7 @@ func Decide(s *Snapshot) *Report {
 // verdict, as Decide does; ok is false when the snapshot has no such
 // lock.
 func DecideLock(s *Snapshot, namespace, name string) (Result, bool) {
-	for _, l := range s.Leases {
-		if l.Namespace == namespace && l.Name == name {
-			return newDecider(s).result(l), true
-		}
-	}
-	return Result{}, false
+	return NewDecider(s).Lock(s, namespace, name)
 }
 
 // Decider decides the locks of one snapshot one at a time, and again as
