@@ -71,7 +71,7 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	li, pi := leases.Coordination().V1().Leases().Informer(), runners.Core().V1().Pods().Informer()
 	ji := runners.Batch().V1().Jobs().Informer()
 	objs := metadatainformer.NewFilteredSharedInformerFactory(r.Metadata, 0, s.Namespace, nil)
-	w := &watcher{r: r, ctx: ctx, q: q, scope: s, leases: li.GetIndexer(), runners: pi.GetStore(), kinds: map[string]cache.Store{},
+	w := &watcher{r: r, ctx: ctx, q: q, scope: s, leases: li.GetIndexer(), runners: pi.GetStore(), kinds: map[string]cache.Indexer{},
 		last: map[string]inspect.Result{}, hostOf: map[string]string{}, byHost: map[string]map[string]bool{},
 		tcOf: map[string]string{}, byTC: map[string]map[string]bool{}, pods: map[string]*podWatch{}, changed: changed}
 	defer w.stopPods()
@@ -87,7 +87,7 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	for _, k := range object.Kinds {
 		inf := objs.ForResource(k.GVR()).Informer()
 		kindInformers[k.Name] = inf
-		w.kinds[k.Name] = inf.GetStore()
+		w.kinds[k.Name] = inf.GetIndexer()
 		if _, err := inf.AddEventHandler(queueing(q, func(obj any) []watchKey { return w.objectKeys(k, obj) })); err != nil {
 			return err
 		}
@@ -300,17 +300,18 @@ func (w *watcher) objectKeys(k object.Kind, obj any) []watchKey {
 	return keys
 }
 
-// objectsIn counts the CAPTF objects of namespace ns in the kinds' stores
-// (safe from any goroutine), up to 2.
+// objectsIn counts the CAPTF objects of namespace ns in the kinds'
+// stores, by their namespace index (safe from any goroutine), up to 2: it
+// runs for every object event, so it never scans the whole store.
 func (w *watcher) objectsIn(ns string) int {
 	n := 0
 	for _, st := range w.kinds {
-		for _, key := range st.ListKeys() {
-			if strings.HasPrefix(key, ns+"/") {
-				if n++; n > 1 {
-					return n
-				}
-			}
+		keys, err := st.IndexKeys(cache.NamespaceIndex, ns)
+		if err != nil {
+			return 2 // unknown: no namespace-wide re-check
+		}
+		if n += len(keys); n > 1 {
+			return n
 		}
 	}
 	return n
@@ -368,7 +369,7 @@ type watcher struct {
 	// runners is the labelled pods' informer's store.
 	runners cache.Store
 	// kinds are the kinds' informers' stores, by Kind name.
-	kinds map[string]cache.Store
+	kinds map[string]cache.Indexer
 	// last is each lock's last result, by namespace/name.
 	last map[string]inspect.Result
 	// hostOf is the holder pod (namespace/name) each lock's last result
