@@ -49,6 +49,7 @@ fuzz:
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzSplitWho$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect -run '^$$' -fuzz '^FuzzLeaseName$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzJSONList$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzItemMeta$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzProtobufWalk$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzProtobufList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/shell -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)

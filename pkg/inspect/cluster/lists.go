@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -84,16 +83,6 @@ type objectList struct {
 	full map[object.Ref]*unstructured.Unstructured
 }
 
-// itemMeta is what a list reads of every CAPTF object.
-type itemMeta struct {
-	Metadata struct {
-		Namespace         string       `json:"namespace"`
-		Name              string       `json:"name"`
-		UID               types.UID    `json:"uid"`
-		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
-	} `json:"metadata"`
-}
-
 // listObjects lists one CAPTF kind's objects in full, as JSON, the one
 // format the API server serves custom resources in. Every object's
 // metadata is read; only the objects keep says, once it can, are decoded
@@ -104,14 +93,13 @@ func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace strin
 	gvr := k.GVR()
 	err := stream(ctx, r.rest, listPath{"/apis/" + gvr.Group + "/" + gvr.Version, gvr.Resource, namespace}, "",
 		func(b []byte, _ bool) error {
-			var m itemMeta
-			if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &m); err != nil {
+			m, err := metaOf(b)
+			if err != nil {
 				return fmt.Errorf("reading a %s list item: %w", k.Resource, err)
 			}
-			ref := object.Ref{Kind: k, Namespace: m.Metadata.Namespace, Name: m.Metadata.Name}
-			deleting := m.Metadata.DeletionTimestamp != nil
-			l.Objects[ref] = inspect.ObjectMeta{UID: m.Metadata.UID, Deleting: deleting}
-			ok, err := keep(ref, deleting)
+			ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
+			l.Objects[ref] = inspect.ObjectMeta{UID: m.UID, Deleting: m.Deleting}
+			ok, err := keep(ref, m.Deleting)
 			if err != nil || !ok {
 				return err
 			}

@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The metadata of every CAPTF object in a list is read by walking the
+// item's bytes, not by decoding it: the list's decoder has already
+// checked them as JSON, and a second decode (sigs.k8s.io/json checks the
+// whole item again, then walks it) took half the time locks -A spends on
+// the three kinds (docs/benchmarks.md, BenchmarkItemMeta). The walk
+// relies on that check: it is only ever given valid JSON, and FuzzItemMeta
+// holds it to the decoder's result, error or not, on any valid JSON.
+
+// itemMeta is what a list reads of every CAPTF object: the fields of its
+// metadata a lock's owner is found and kept by.
+type itemMeta struct {
+	Namespace, Name string
+	UID             types.UID
+	// Deleting: metadata.deletionTimestamp is set.
+	Deleting bool
+}
+
+var errNotObject = errors.New("a list item is not a JSON object")
+
+// metaOf reads an item's metadata as sigs.k8s.io/json's case-sensitive
+// decode into those four fields would: names match exactly, a later
+// duplicate overwrites an earlier one, null leaves a field as it was (a
+// deletionTimestamp: unset), and a value of the wrong type is an error.
+// item must be valid JSON.
+func metaOf(item []byte) (itemMeta, error) {
+	var m itemMeta
+	i := skipSpace(item, 0)
+	if bytes.HasPrefix(item[i:], []byte("null")) {
+		return m, nil
+	}
+	if item[i] != '{' {
+		return m, errNotObject
+	}
+	err := eachMember(item, i, func(key, value []byte) error {
+		if !bytes.Equal(key, []byte("metadata")) || isNull(value) {
+			return nil
+		}
+		if value[0] != '{' {
+			return errors.New("metadata is not a JSON object")
+		}
+		return eachMember(value, 0, func(key, value []byte) error {
+			switch {
+			case bytes.Equal(key, []byte("namespace")):
+				return stringValue(value, &m.Namespace)
+			case bytes.Equal(key, []byte("name")):
+				return stringValue(value, &m.Name)
+			case bytes.Equal(key, []byte("uid")):
+				var s string
+				err := stringValue(value, &s)
+				m.UID = types.UID(s)
+				return err
+			case bytes.Equal(key, []byte("deletionTimestamp")):
+				if isNull(value) {
+					m.Deleting = false
+					return nil
+				}
+				var t metav1.Time
+				m.Deleting = true
+				return t.UnmarshalJSON(value)
+			}
+			return nil
+		})
+	})
+	return m, err
+}
+
+// eachMember calls fn with each member of the object at b[i], its name
+// unquoted and its value's bytes, in order.
+func eachMember(b []byte, i int, fn func(key, value []byte) error) error {
+	i = skipSpace(b, i+1) // past '{'
+	if b[i] == '}' {
+		return nil
+	}
+	for {
+		end := skipValue(b, i)
+		key, err := unquote(b[i:end])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
+		end = skipValue(b, i)
+		if err := fn(key, b[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(b, end)
+		if b[i] == '}' {
+			return nil
+		}
+		i = skipSpace(b, i+1) // past ','
+	}
+}
+
+// skipValue returns where the value that starts at b[i] ends.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = skipString(b, i) - 1
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			depth--
+		default:
+			if depth > 0 {
+				continue
+			}
+			for i < len(b) && !isDelimiter(b[i]) {
+				i++
+			}
+			return i
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipString returns where the string that starts at b[i] ends.
+func skipString(b []byte, i int) int {
+	for i++; ; {
+		n := bytes.IndexAny(b[i:], `"\`)
+		if n < 0 {
+			return len(b)
+		}
+		if i += n; b[i] == '"' {
+			return i + 1
+		}
+		i += 2 // a backslash and the byte it escapes
+	}
+}
+
+// isDelimiter ends a number or a literal.
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func isNull(v []byte) bool { return string(v) == "null" }
+
+// unquote returns a string's text: its bytes when it has no escape and is
+// valid UTF-8, which is what the API server sends, else what
+// encoding/json decodes it to.
+func unquote(v []byte) ([]byte, error) {
+	if v[0] != '"' {
+		return nil, fmt.Errorf("%.20q is not a JSON string", v)
+	}
+	text := v[1 : len(v)-1]
+	if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+		return text, nil
+	}
+	var s string
+	err := json.Unmarshal(v, &s)
+	return []byte(s), err
+}
+
+// stringValue sets *s to a string value; null leaves it.
+func stringValue(v []byte, s *string) error {
+	if isNull(v) {
+		return nil
+	}
+	text, err := unquote(v)
+	if err == nil {
+		*s = string(text)
+	}
+	return err
+}

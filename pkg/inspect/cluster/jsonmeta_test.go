@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"encoding/json"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
+)
+
+// decodedMeta is the decode metaOf stands for: the four fields, read
+// case-sensitively by the decoder Kubernetes reads objects with.
+type decodedMeta struct {
+	Metadata struct {
+		Namespace         string       `json:"namespace"`
+		Name              string       `json:"name"`
+		UID               types.UID    `json:"uid"`
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	} `json:"metadata"`
+}
+
+// decodeMeta is metaOf's oracle.
+func decodeMeta(b []byte) (itemMeta, error) {
+	var d decodedMeta
+	err := kjson.UnmarshalCaseSensitivePreserveInts(b, &d)
+	m := d.Metadata
+	return itemMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, Deleting: m.DeletionTimestamp != nil}, err
+}
+
+var metaSeeds = []string{
+	`{"metadata":{"name":"a","namespace":"ns","uid":"u"}}`,
+	` { "kind" : "X" , "metadata" : { "name" : "a" , "deletionTimestamp" : "2026-12-01T10:00:00Z" } } `,
+	`{"metadata":{"name":"a"},"metadata":{"namespace":"b"}}`,
+	`{"metadata":{"name":"a"},"metadata":null}`,
+	`{"metadata":{"deletionTimestamp":"2026-12-01T10:00:00Z","deletionTimestamp":null}}`,
+	`{"metadata":{"deletionTimestamp":"yesterday"}}`,
+	`{"metadata":{"deletionTimestamp":5}}`,
+	`{"metadata":{"deletionTimestamp":""}}`,
+	`{"metadata":{"name":5}}`,
+	`{"metadata":{"name":null,"uid":["x"]}}`,
+	`{"metadata":"a"}`,
+	`{"metadata":[]}`,
+	`{"Metadata":{"name":"a"},"metadata":{"Name":"b"}}`,
+	`{"\u006detadata":{"na\u006de":"\u00e9\ud83d\ude00","namespace":"a\"b\\"}}`,
+	`{"spec":{"x":[1,{"y":"}\"]"},true,null,-1.5e3]},"metadata":{"name":"after"}}`,
+	"{\"metadata\":{\"name\":\"\xff\xfe\"}}",
+	`null`, `[]`, `"metadata"`, `5`, `true`, `{}`, `{"metadata":{}}`,
+}
+
+func TestMetaOf(t *testing.T) {
+	for _, s := range metaSeeds {
+		got, gotErr := metaOf([]byte(s))
+		want, wantErr := decodeMeta([]byte(s))
+		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got != want) {
+			t.Errorf("metaOf(%s) = %+v, %v; the decoder reads %+v, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+	// What a user would check: the fields of an object are found past a
+	// spec that holds every kind of value, and a deleting one is told.
+	m, err := metaOf([]byte(metaSeeds[1]))
+	if err != nil || m.Name != "a" || !m.Deleting {
+		t.Errorf("metaOf of a deleting object = %+v, %v", m, err)
+	}
+}
+
+// FuzzItemMeta: on any valid JSON (what the list's decoder hands over),
+// metaOf reads what the decoder it stands for reads, and fails when it
+// fails. Invalid JSON never reaches it: FuzzJSONList holds the list
+// decoder to rejecting it.
+func FuzzItemMeta(f *testing.F) {
+	for _, s := range metaSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		got, gotErr := metaOf(b)
+		want, wantErr := decodeMeta(b)
+		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got != want) {
+			t.Fatalf("metaOf(%q) = %+v, %v; the decoder reads %+v, %v", b, got, gotErr, want, wantErr)
+		}
+	})
+}
