@@ -55,10 +55,18 @@ Flags go after the plugin name: kubectl captf --context x locks.`,
 		PersistentPreRun: func(*cobra.Command, []string) {
 			// Server warnings as kubectl prints them, not as klog lines,
 			// and escaped: an admission webhook's message can quote any
-			// object's fields. klog's lines (-v, an informer's errors)
-			// are escaped too.
+			// object's fields.
 			rest.SetDefaultWarningHandler(&warningPrinter{w: streams.ErrOut, seen: map[string]bool{}})
-			klog.SetOutput(&escapingLines{w: streams.ErrOut})
+			// klog's lines only when -v asks for them, escaped too.
+			// Without it, an error reaches the user once, as the one
+			// "error:" line the command returns: the libraries' own
+			// reports of it (discovery logs each failed attempt on an
+			// unreachable server) would only repeat it, unescaped.
+			var klogOut io.Writer = io.Discard
+			if klog.V(1).Enabled() {
+				klogOut = &escapingLines{w: streams.ErrOut}
+			}
+			klog.SetOutput(klogOut)
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
@@ -112,16 +120,18 @@ func (e *escapingLines) Write(b []byte) (int, error) {
 	}
 }
 
-// addVerbosityFlag adds kubectl's -v/--v: klog stays quiet unless asked,
+// addVerbosityFlag adds kubectl's -v/--v: klog stays silent unless asked,
 // and -v=6 traces every API request as kubectl's does. klog writes every
 // line once, to the writer klog.SetOutput gives (which escapes it), and
 // none straight to stderr: not to stderr itself (logtostderr), nor above a
 // threshold (stderrthreshold past FATAL), nor to files of lower severities
-// (one_output).
+// (one_output). Each command tree starts at -v=0: klog's settings are the
+// process's, and a tree may run after another in one process (tests, the
+// profiler).
 func addVerbosityFlag(cmd *cobra.Command) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
-	for name, value := range map[string]string{"logtostderr": "false", "stderrthreshold": "4", "one_output": "true"} {
+	for name, value := range map[string]string{"logtostderr": "false", "stderrthreshold": "4", "one_output": "true", "v": "0"} {
 		_ = fs.Set(name, value)
 	}
 	v := pflag.PFlagFromGoFlag(fs.Lookup("v"))

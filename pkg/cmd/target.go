@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -40,7 +42,7 @@ func resolveTarget(f *factory, namespace string, args []string) (*target, error)
 		Flatten().
 		Do().Infos()
 	if err != nil {
-		return nil, err
+		return nil, targetError(err, namespace)
 	}
 	if len(infos) != 1 {
 		return nil, fmt.Errorf("name exactly one object, not %d", len(infos))
@@ -66,4 +68,25 @@ func resolveTarget(f *factory, namespace string, args []string) (*target, error)
 		return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
 	}
 	return t, nil
+}
+
+// targetError says, for a read of the target the server refused, what the
+// plugin needed, as the reading layer's errors do.
+func targetError(err error, namespace string) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return err
+	}
+	d := status.Status().Details
+	resource := d.Kind
+	if d.Group != "" {
+		resource += "." + d.Group
+	}
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("cannot get %s %q in namespace %q: you must be logged in to the server (%w)", resource, d.Name, namespace, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("cannot get %s %q in namespace %q (the plugin needs get on %s): %w", resource, d.Name, namespace, resource, err)
+	}
+	return err
 }

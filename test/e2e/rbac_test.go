@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -143,5 +145,36 @@ func TestRBACClustersUnreadable(t *testing.T) {
 	res = captf(t, kc, "locks", "-o", "json")
 	if l := locksJSONFrom(t, res.out).Items[0]; res.err != "" || !l.CAPTFClears {
 		t.Errorf("with clusters: %q clears=%v %q", res.err, l.CAPTFClears, l.Reason)
+	}
+}
+
+// explain and unlock name their target through discovery and a read of
+// it: refused, that read is one error line naming what the plugin needs;
+// with the server unreachable, one error line too, without the discovery
+// client's log of each attempt.
+func TestTargetReadErrorsAreOneLine(t *testing.T) {
+	seedVerdicts(t)
+	grant(t, verdictsNS, testbed.Nobody)
+	target := "lease/" + object.LockLeaseName("default", ref(object.TerraformCluster, "stale-gone").Suffix())
+	down := filepath.Join(t.TempDir(), "down")
+	if err := os.WriteFile(down, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: down, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: down, context: {cluster: down, user: u, namespace: `+verdictsNS+`}}]
+current-context: down
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"explain", "unlock"} {
+		res := captf(t, userConfig(t, testbed.Nobody), cmd, target)
+		want := `error: cannot get leases.coordination.k8s.io "` + strings.TrimPrefix(target, "lease/") + `" in namespace "` + verdictsNS + `" (the plugin needs get on leases.coordination.k8s.io): `
+		if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, want) || !strings.Contains(res.err, `User "nobody" cannot get resource "leases"`) {
+			t.Errorf("%s refused: exit %d, out %q, err %q; want one line starting %q", cmd, res.code, res.out, res.err, want)
+		}
+		res = captf(t, down, cmd, target, "--cache-dir", t.TempDir())
+		if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: ") || !strings.Contains(res.err, "connection refused") {
+			t.Errorf("%s unreachable: exit %d, out %q, err %q; want one error line", cmd, res.code, res.out, res.err)
+		}
 	}
 }
