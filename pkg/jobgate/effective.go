@@ -26,6 +26,10 @@ type Cluster struct {
 	Why string
 	// Object is the TerraformCluster; nil when CAPTF finds none.
 	Object *unstructured.Unstructured
+	// Name is the TerraformCluster the Cluster's spec.infrastructureRef
+	// names, in the object's namespace, whether it exists or not: the
+	// one whose creation changes what the object inherits.
+	Name string
 	// NotTerraform is set when the Cluster's infrastructureRef names
 	// another kind: CAPTF's ClusterNotTerraform owner gate.
 	NotTerraform string

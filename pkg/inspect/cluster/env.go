@@ -154,11 +154,11 @@ func (r *Reader) lookupClusters(ctx context.Context, namespace string, need []ob
 			switch tc := named[nsName{k.namespace, name}]; {
 			case tcErr != nil:
 				errs = append(errs, tcErr)
-				out[f] = jobgate.Cluster{Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, could not be read: " + short(tcErr)}
+				out[f] = jobgate.Cluster{Name: name, Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, could not be read: " + short(tcErr)}
 			case tc == nil:
-				out[f] = jobgate.Cluster{Read: true, Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, does not exist"}
+				out[f] = jobgate.Cluster{Read: true, Name: name, Why: "terraformcluster/" + name + ", which Cluster " + k.name + " names, does not exist"}
 			default:
-				out[f] = jobgate.Cluster{Read: true, Object: tc, Why: "terraformcluster/" + name + " is Cluster " + k.name + "'s infrastructureRef"}
+				out[f] = jobgate.Cluster{Read: true, Object: tc, Name: name, Why: "terraformcluster/" + name + " is Cluster " + k.name + "'s infrastructureRef"}
 			}
 		}
 	}

@@ -377,7 +377,8 @@ type watcher struct {
 	hostOf map[string]string
 	byHost map[string]map[string]bool
 	// tcOf is the TerraformCluster (namespace/name) each lock's owner
-	// inherited from at its last read, byTC the locks of each.
+	// inherited from at its last read, or that its Cluster named and did
+	// not exist, byTC the locks of each.
 	tcOf map[string]string
 	byTC map[string]map[string]bool
 	// pods are the watches of single holder pods the labelled informer
@@ -403,10 +404,16 @@ func (w *watcher) remember(r inspect.Result, snap *inspect.Snapshot) {
 	relink(w.hostOf, w.byHost, k, host)
 	w.followPod(before)
 	w.followPod(host)
+	// The TerraformCluster the owner inherits from, or the one its
+	// Cluster names that does not exist yet: its creation, labelled or
+	// not, changes the verdict's reason.
 	tc := ""
 	if o := r.Facts.Owner; o != nil {
-		if c, ok := snap.Clusters[o.Ref]; ok && c.Object != nil {
+		switch c := snap.Clusters[o.Ref]; {
+		case c.Object != nil:
 			tc = inspect.Key(c.Object.GetNamespace(), c.Object.GetName())
+		case c.Name != "":
+			tc = inspect.Key(o.Ref.Namespace, c.Name)
 		}
 	}
 	relink(w.tcOf, w.byTC, k, tc)

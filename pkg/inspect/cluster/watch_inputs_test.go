@@ -99,3 +99,22 @@ func TestWatchSeesANamespaceEmptied(t *testing.T) {
 		return d != nil && d.Path == jobgate.PathOrphanSweep
 	})
 }
+
+// A TerraformCluster that the Cluster's infrastructureRef names but that
+// does not exist at the first read, created later without the
+// cluster-name label: its creation is followed too (review-21 S3).
+func TestWatchFollowsAnUnlabelledTerraformClusterCreatedLater(t *testing.T) {
+	m, mu := machineOf("default", "web", "prod")
+	srv, r := newReader(t, heldLease(m, "root@"+runnerPodName(m)), mu,
+		capiCluster("default", "prod", infraRef(object.Group, "TerraformCluster", "prod-tc")))
+	w := startWatch(t, r, inspect.Scope{})
+	wantVerdict(t, resultOf(t, w.first(t), "default", lockName(m)), v1alpha1.Stale, "drift-default-interval, 30 min by default")
+	tc := terraformCluster("default", "prod-tc", "")
+	if err := unstructured.SetNestedField(tc.Object, int64(600), "spec", "defaults", "drift", "intervalSeconds"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Tracker().Create(object.TerraformCluster.GVR(), tc, "default"); err != nil {
+		t.Fatal(err)
+	}
+	w.await(t, "default", lockName(m), "prod-tc created with drift on", verdictIs(v1alpha1.Stale, "a drift Job, every 600 s"))
+}
