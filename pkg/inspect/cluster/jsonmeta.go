@@ -16,8 +16,9 @@ import (
 // checked them as JSON, and a second decode (sigs.k8s.io/json checks the
 // whole item again, then walks it) took half the time locks -A spends on
 // the three kinds (docs/benchmarks.md, BenchmarkItemMeta). The walk
-// relies on that check: it is only ever given valid JSON, and FuzzItemMeta
-// holds it to the decoder's result, error or not, on any valid JSON.
+// relies on that check to read valid JSON right: FuzzItemMeta holds it to
+// the decoder's result, error or not, on any valid JSON. Given anything
+// else it fails or reads something, but never reads past the end.
 
 // itemMeta is what a list reads of every CAPTF object: the fields of its
 // metadata a lock's owner is found and kept by.
@@ -28,7 +29,10 @@ type itemMeta struct {
 	Deleting bool
 }
 
-var errNotObject = errors.New("a list item is not a JSON object")
+var (
+	errNotObject = errors.New("a list item is not a JSON object")
+	errSyntax    = errors.New("a list item is not valid JSON")
+)
 
 // metaOf reads an item's metadata as sigs.k8s.io/json's case-sensitive
 // decode into those four fields would: names match exactly, a later
@@ -41,14 +45,14 @@ func metaOf(item []byte) (itemMeta, error) {
 	if bytes.HasPrefix(item[i:], []byte("null")) {
 		return m, nil
 	}
-	if item[i] != '{' {
+	if at(item, i) != '{' {
 		return m, errNotObject
 	}
 	err := eachMember(item, i, func(key, value []byte) error {
 		if !bytes.Equal(key, []byte("metadata")) || isNull(value) {
 			return nil
 		}
-		if value[0] != '{' {
+		if at(value, 0) != '{' {
 			return errors.New("metadata is not a JSON object")
 		}
 		return eachMember(value, 0, func(key, value []byte) error {
@@ -58,7 +62,7 @@ func metaOf(item []byte) (itemMeta, error) {
 			case bytes.Equal(key, []byte("name")):
 				return stringValue(value, &m.Name)
 			case bytes.Equal(key, []byte("uid")):
-				var s string
+				s := string(m.UID)
 				err := stringValue(value, &s)
 				m.UID = types.UID(s)
 				return err
@@ -81,7 +85,7 @@ func metaOf(item []byte) (itemMeta, error) {
 // unquoted and its value's bytes, in order.
 func eachMember(b []byte, i int, fn func(key, value []byte) error) error {
 	i = skipSpace(b, i+1) // past '{'
-	if b[i] == '}' {
+	if at(b, i) == '}' {
 		return nil
 	}
 	for {
@@ -90,17 +94,33 @@ func eachMember(b []byte, i int, fn func(key, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		i = skipSpace(b, skipSpace(b, end)+1) // past ':'
+		if i = skipSpace(b, end); at(b, i) != ':' {
+			return errSyntax
+		}
+		if i = skipSpace(b, i+1); i == len(b) {
+			return errSyntax
+		}
 		end = skipValue(b, i)
 		if err := fn(key, b[i:end]); err != nil {
 			return err
 		}
-		i = skipSpace(b, end)
-		if b[i] == '}' {
+		switch i = skipSpace(b, end); at(b, i) {
+		case '}':
 			return nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return errSyntax
 		}
-		i = skipSpace(b, i+1) // past ','
 	}
+}
+
+// at is b[i], or 0 past its end.
+func at(b []byte, i int) byte {
+	if i < len(b) {
+		return b[i]
+	}
+	return 0
 }
 
 // skipValue returns where the value that starts at b[i] ends.
@@ -141,7 +161,9 @@ func skipString(b []byte, i int) int {
 		if i += n; b[i] == '"' {
 			return i + 1
 		}
-		i += 2 // a backslash and the byte it escapes
+		if i += 2; i >= len(b) { // a backslash and the byte it escapes
+			return len(b)
+		}
 	}
 }
 
@@ -172,7 +194,7 @@ func isNull(v []byte) bool { return string(v) == "null" }
 // valid UTF-8, which is what the API server sends, else what
 // encoding/json decodes it to.
 func unquote(v []byte) ([]byte, error) {
-	if v[0] != '"' {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return nil, fmt.Errorf("%.20q is not a JSON string", v)
 	}
 	text := v[1 : len(v)-1]

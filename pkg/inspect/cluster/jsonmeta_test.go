@@ -46,6 +46,17 @@ var metaSeeds = []string{
 	`{"spec":{"x":[1,{"y":"}\"]"},true,null,-1.5e3]},"metadata":{"name":"after"}}`,
 	"{\"metadata\":{\"name\":\"\xff\xfe\"}}",
 	`null`, `[]`, `"metadata"`, `5`, `true`, `{}`, `{"metadata":{}}`,
+	`{"metadata":{"uid":"u","uid":null}}`,
+	`{"metadata":{"uid":"u"},"metadata":{"uid":null,"name":"b"}}`,
+}
+
+// Not JSON, or cut short: metaOf never reads past the end (it only runs
+// after the list's decoder checked the item, so what it returns for them
+// does not matter).
+var brokenMeta = []string{
+	``, ` `, `{`, `{"a":1`, `{"metadata":{"name":"`, `{"metadata":{"name":"a\`, `{"metadata"`, `{"metadata":`,
+	`{"metadata":{`, `{"metadata":{"name"}`, `{"metadata":{"name":"a"`, `{"a" 1}`, `{"a":1 "b":2}`, `{"`, `{"\`,
+	"k8s\x00\n\x0b\n\x02v1\x12\x05Lease\x12\x7b\n\x22",
 }
 
 func TestMetaOf(t *testing.T) {
@@ -54,6 +65,12 @@ func TestMetaOf(t *testing.T) {
 		want, wantErr := decodeMeta([]byte(s))
 		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got != want) {
 			t.Errorf("metaOf(%s) = %+v, %v; the decoder reads %+v, %v", s, got, gotErr, want, wantErr)
+		}
+	}
+	// Cut short, it fails rather than reading past the end (a panic).
+	for _, s := range brokenMeta[2:] {
+		if _, err := metaOf([]byte(s)); err == nil {
+			t.Errorf("metaOf(%q) reads it", s)
 		}
 	}
 	// What a user would check: the fields of an object are found past a
@@ -69,14 +86,14 @@ func TestMetaOf(t *testing.T) {
 // fails. Invalid JSON never reaches it: FuzzJSONList holds the list
 // decoder to rejecting it.
 func FuzzItemMeta(f *testing.F) {
-	for _, s := range metaSeeds {
+	for _, s := range append(metaSeeds, brokenMeta...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gotErr := metaOf(b) // on anything: no panic
 		if !json.Valid(b) {
 			return
 		}
-		got, gotErr := metaOf(b)
 		want, wantErr := decodeMeta(b)
 		if (gotErr != nil) != (wantErr != nil) || (gotErr == nil && got != want) {
 			t.Fatalf("metaOf(%q) = %+v, %v; the decoder reads %+v, %v", b, got, gotErr, want, wantErr)

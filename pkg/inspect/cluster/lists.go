@@ -92,7 +92,12 @@ func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace strin
 	l := objectList{KindList: inspect.NewKindList(k), full: map[object.Ref]*unstructured.Unstructured{}}
 	gvr := k.GVR()
 	err := stream(ctx, r.rest, listPath{"/apis/" + gvr.Group + "/" + gvr.Version, gvr.Resource, namespace}, "",
-		func(b []byte, _ bool) error {
+		func(b []byte, proto bool) error {
+			if proto {
+				// kube-apiserver serves custom resources in JSON only;
+				// whatever answered in protobuf is not what CAPTF reads.
+				return fmt.Errorf("a %s list came in protobuf, which custom resources are not served in", k.Resource)
+			}
 			m, err := metaOf(b)
 			if err != nil {
 				return fmt.Errorf("reading a %s list item: %w", k.Resource, err)
