@@ -12,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -38,7 +39,8 @@ import (
 // own list is queued, and handled after the first report: a change before
 // the read is in the report, a change after the informers' list is in the
 // queue, and the read comes after that list. A queued lock is read again
-// by ReadLock and decided; one that looks as it did prints nothing.
+// from the informers' stores (or by ReadLock when one of the optional
+// lists failed) and decided; one that looks as it did prints nothing.
 //
 // One goroutine handles the queue and owns what was shown; the informers'
 // handlers only queue keys. client-go's informers reconnect when a watch
@@ -71,7 +73,8 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	li, pi := leases.Coordination().V1().Leases().Informer(), runners.Core().V1().Pods().Informer()
 	ji := runners.Batch().V1().Jobs().Informer()
 	objs := metadatainformer.NewFilteredSharedInformerFactory(r.Metadata, 0, s.Namespace, nil)
-	w := &watcher{r: r, ctx: ctx, q: q, scope: s, leases: li.GetIndexer(), runners: pi.GetStore(), kinds: map[string]cache.Indexer{},
+	w := &watcher{r: r, ctx: ctx, q: q, scope: s, leases: li.GetIndexer(), runners: pi.GetStore(), jobs: ji.GetIndexer(),
+		kinds: map[string]cache.Indexer{}, full: map[object.Ref]*unstructured.Unstructured{},
 		last: map[string]inspect.Result{}, hostOf: map[string]string{}, byHost: map[string]map[string]bool{},
 		tcOf: map[string]string{}, byTC: map[string]map[string]bool{}, pods: map[string]*podWatch{}, changed: changed}
 	defer w.stopPods()
@@ -121,6 +124,7 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	var mu sync.Mutex
 	var syncErr error
 	synced := false
+	stopped := map[cache.SharedIndexInformer]bool{}
 	for inf, resource := range required {
 		err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			mu.Lock()
@@ -142,6 +146,7 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 			if !synced && stop != nil {
 				close(stop)
 				stop = nil
+				stopped[inf] = true
 			}
 		})
 		if err != nil {
@@ -170,6 +175,12 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	mu.Lock()
 	synced = true // from here on, a failed list is retried
 	err := syncErr
+	// A lock is decided from the stores only when every list a read
+	// makes is followed: else ReadLock reads it, and shows what failed.
+	w.fromStores = !stopped[ji]
+	for _, k := range object.Kinds {
+		w.fromStores = w.fromStores && !stopped[kindInformers[k.Name]]
+	}
 	mu.Unlock()
 	if !ok {
 		return err // nil when ctx ended it
@@ -368,6 +379,13 @@ type watcher struct {
 	leases cache.Store
 	// runners is the labelled pods' informer's store.
 	runners cache.Store
+	// jobs is the runner Jobs' informer's store.
+	jobs cache.Indexer
+	// fromStores: the Jobs' and the kinds' informers all listed, so a
+	// changed lock is decided from the stores (lockFromStores).
+	fromStores bool
+	// full are the owners read in full by lockFromStores, by ref.
+	full map[object.Ref]*unstructured.Unstructured
 	// kinds are the kinds' informers' stores, by Kind name.
 	kinds map[string]cache.Indexer
 	// last is each lock's last result, by namespace/name.
@@ -567,7 +585,11 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 	var snap *inspect.Snapshot
 	if !deleted {
 		var err error
-		snap, err = w.r.ReadLock(ctx, ns, name)
+		if w.fromStores {
+			snap, err = w.lockFromStores(ctx, ns, name)
+		} else {
+			snap, err = w.r.ReadLock(ctx, ns, name)
+		}
 		var none *inspect.NoLeaseError
 		switch {
 		case errors.As(err, &none):
