@@ -90,6 +90,8 @@ type Server struct {
 	mu           sync.Mutex
 	requests     []Request
 	interceptors []*interceptor
+	// watchesEnd is closed by EndWatches, then replaced.
+	watchesEnd chan struct{}
 }
 
 // Request is one request the server received, as the API server
@@ -150,6 +152,7 @@ func NewWithOptions(t testing.TB, o Options, objs ...runtime.Object) *Server {
 		}
 	}
 	s.stop, s.cancel = context.WithCancel(context.Background())
+	s.watchesEnd = make(chan struct{})
 	s.srv = httptest.NewServer(s)
 	t.Cleanup(s.Close)
 	return s
@@ -179,6 +182,23 @@ func (s *Server) Close() {
 		s.cancel()
 		s.srv.Close()
 	})
+}
+
+// EndWatches ends every watch in flight, as the API server does when it
+// restarts or a resource stops being served: the clients' reflectors then
+// list again.
+func (s *Server) EndWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.watchesEnd)
+	s.watchesEnd = make(chan struct{})
+}
+
+// watchEnd is closed when the watches in flight are ended.
+func (s *Server) watchEnd() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watchesEnd
 }
 
 // Requests are the requests received so far (since ResetRequests), in

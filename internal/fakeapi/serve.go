@@ -247,7 +247,16 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *resource, ns
 		WriteError(w, err)
 		return
 	}
-	ctx := r.Context()
+	ctx, end := context.WithCancel(r.Context())
+	defer end()
+	ended, running := s.watchEnd(), ctx.Done()
+	go func() {
+		select {
+		case <-ended:
+			end()
+		case <-running:
+		}
+	}()
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
 		var cancel func()
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*opts.TimeoutSeconds)*time.Second)

@@ -67,3 +67,15 @@ func TestTargetReadRefused(t *testing.T) {
 		}
 	}
 }
+
+// A refused discovery is no read of the target: its error is passed on
+// as the server gave it, not dressed as one.
+func TestTargetDiscoveryRefused(t *testing.T) {
+	f, srv := verdictsWorld().factory(t)
+	srv.Intercept(fakeapi.Fail(func(r fakeapi.Request) bool { return r.Resource == "" && strings.HasPrefix(r.Path, "/api") },
+		apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("discovery says no"))))
+	res := captf(t, f, "explain", "lease/lock-tfstate-default-x", "-n", "infra")
+	if res.code != ExitError || strings.Count(res.err, "\n") != 1 || strings.Contains(res.err, "the plugin needs") || strings.Contains(res.err, `""`) {
+		t.Errorf("exit %d, stderr %q", res.code, res.err)
+	}
+}

@@ -74,8 +74,8 @@ func resolveTarget(f *factory, namespace string, args []string) (*target, error)
 // plugin needed, as the reading layer's errors do.
 func targetError(err error, namespace string) error {
 	var status apierrors.APIStatus
-	if !errors.As(err, &status) || status.Status().Details == nil {
-		return err
+	if !errors.As(err, &status) || status.Status().Details == nil || status.Status().Details.Kind == "" || status.Status().Details.Name == "" {
+		return err // not a read of one object (discovery, say)
 	}
 	d := status.Status().Details
 	resource := d.Kind

@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -107,7 +109,10 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	// listing would; the reflector would otherwise retry it forever,
 	// printing nothing. An optional one stops instead, and is not waited
 	// for. Later failures are retried: the informers relist and nothing is
-	// missed.
+	// missed; but one that retries cannot mend (lasting: RBAC revoked,
+	// credentials expired, a CRD removed) ends the watch when a required
+	// list fails so, and turns the watch to reading every lock live when
+	// an optional one does.
 	required := map[cache.SharedIndexInformer]string{li: "leases", pi: "pods"}
 	optional := map[cache.SharedIndexInformer]string{ji: "jobs.batch"}
 	for name, inf := range kindInformers {
@@ -129,7 +134,11 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 		err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if !synced && syncErr == nil {
+			// Before the first sync, any failure ends the watch; after
+			// it, one that retrying will not mend (the permission was
+			// revoked, the credentials expired): the rows would stop
+			// changing without a word.
+			if syncErr == nil && (!synced || lasting(err)) {
 				syncErr = readError("list", resource, s.Namespace, err)
 				cancel()
 			}
@@ -140,13 +149,19 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	}
 	for inf := range optional {
 		stop := stops[inf]
-		err := inf.SetWatchErrorHandler(func(*cache.Reflector, error) {
+		err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			mu.Lock()
 			defer mu.Unlock()
-			if !synced && stop != nil {
+			switch {
+			case !synced && stop != nil:
 				close(stop)
 				stop = nil
 				stopped[inf] = true
+			case synced && lasting(err) && !w.degraded.Swap(true):
+				// Its store no longer follows the cluster (a CRD
+				// removed, RBAC revoked): every lock is read live from
+				// here on, and now.
+				q.Add(watchKey{name: allLocks})
 			}
 		})
 		if err != nil {
@@ -199,7 +214,9 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	for {
 		k, shutdown := q.Get()
 		if shutdown || ctx.Err() != nil {
-			return nil
+			mu.Lock()
+			defer mu.Unlock()
+			return syncErr // nil when ctx ended it
 		}
 		err := w.recheck(ctx, k.namespace, k.name)
 		q.Done(k)
@@ -254,7 +271,16 @@ const (
 	clusterPrefix = "cluster:"
 	// namespacePrefix alone names every lock of the key's namespace.
 	namespacePrefix = "namespace:"
+	// allLocks names every lock the watch shows.
+	allLocks = "all:"
 )
+
+// lasting is an informer's error that its retries will not mend: the
+// resource is not served (any more), or the user may not list or watch
+// it, or is no longer logged in.
+func lasting(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
+}
 
 // clusterKey is a Cluster API Cluster's key; the watcher maps it to the
 // locks of the machines and pools labelled with its name.
@@ -382,8 +408,10 @@ type watcher struct {
 	// jobs is the runner Jobs' informer's store.
 	jobs cache.Indexer
 	// fromStores: the Jobs' and the kinds' informers all listed, so a
-	// changed lock is decided from the stores (lockFromStores).
+	// changed lock is decided from the stores (lockFromStores), until
+	// one of them fails for good (degraded, set from its handler).
 	fromStores bool
+	degraded   atomic.Bool
 	// full are the owners read in full by lockFromStores, by ref.
 	full map[object.Ref]*unstructured.Unstructured
 	// kinds are the kinds' informers' stores, by Kind name.
@@ -544,9 +572,9 @@ func (w *watcher) recheck(ctx context.Context, ns, name string) error {
 		locks = sortedKeys(w.byHost[inspect.Key(ns, pod)])
 	} else if tc, ok := strings.CutPrefix(name, tcPrefix); ok {
 		locks = sortedKeys(w.byTC[inspect.Key(ns, tc)])
-	} else if name == namespacePrefix {
+	} else if name == namespacePrefix || name == allLocks {
 		for k, r := range w.last {
-			if r.Facts.Lease.Namespace == ns {
+			if name == allLocks || r.Facts.Lease.Namespace == ns {
 				locks = append(locks, k)
 			}
 		}
@@ -585,7 +613,7 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 	var snap *inspect.Snapshot
 	if !deleted {
 		var err error
-		if w.fromStores {
+		if w.fromStores && !w.degraded.Load() {
 			snap, err = w.lockFromStores(ctx, ns, name)
 		} else {
 			snap, err = w.r.ReadLock(ctx, ns, name)

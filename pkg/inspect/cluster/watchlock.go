@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -78,6 +80,9 @@ func (w *watcher) lockFromStores(ctx context.Context, ns, name string) (*inspect
 			snap.Jobs = append(snap.Jobs, j)
 		}
 	}
+	// In the order a list returns them (by name), which the active Job's
+	// choice between two of one creation time follows.
+	slices.SortFunc(snap.Jobs, func(a, b *batchv1.Job) int { return strings.Compare(a.Name, b.Name) })
 	if host, ok := inspect.HolderPod(l); ok {
 		if o, inStore, err := w.runners.GetByKey(inspect.Key(ns, host)); err == nil && inStore {
 			snap.Pods[inspect.Key(ns, host)] = inspect.PodFact(o.(*corev1.Pod))

@@ -1,13 +1,18 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -151,5 +156,123 @@ func (w *watching) awaitOnly(t *testing.T, ns, name string) inspect.Change {
 		case <-deadline:
 			t.Fatalf("no change of %s/%s reported", ns, name)
 		}
+	}
+}
+
+// The owner kept in full is read again once its resourceVersion moves: a
+// change of its own gates is reported though its lock and pod did not
+// change.
+func TestWatchReadsTheOwnerAgainWhenItChanges(t *testing.T) {
+	m, mu := machineOf("default", "web", "prod")
+	if err := unstructured.SetNestedField(mu.Object, int64(0), "spec", "drift", "intervalSeconds"); err != nil {
+		t.Fatal(err)
+	}
+	srv, r := newReader(t, heldLease(m, "root@"+runnerPodName(m)), mu)
+	w := startWatch(t, r, inspect.Scope{})
+	wantVerdict(t, resultOf(t, w.first(t), "default", lockName(m)), v1alpha1.Stale, "no Job is due")
+	// A re-check first, which reads the owner in full and keeps it.
+	l := heldLease(m, "root@"+runnerPodName(m))
+	l.Labels["touched"] = "1"
+	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), l, "default"); err != nil {
+		t.Fatal(err)
+	}
+	sentinel := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: "sentinel"}
+	if err := srv.Tracker().Create(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(sentinel, nil, nil), "default"); err != nil {
+		t.Fatal(err)
+	}
+	w.awaitOnly(t, "default", lockName(sentinel))
+	on := mu.DeepCopy()
+	if err := unstructured.SetNestedField(on.Object, int64(600), "spec", "drift", "intervalSeconds"); err != nil {
+		t.Fatal(err)
+	}
+	on.SetResourceVersion("")
+	if err := srv.Tracker().Update(m.Kind.GVR(), on, "default"); err != nil {
+		t.Fatal(err)
+	}
+	w.await(t, "default", lockName(m), "web's own drift turned on", verdictIs(v1alpha1.Stale, "a drift Job, every 600 s"))
+}
+
+// Two unfinished runner Jobs of one owner created in the same second: the
+// watch picks the active one as a list does (by name), however often the
+// lock is re-checked.
+func TestWatchPicksTheActiveJobAsReadDoes(t *testing.T) {
+	j1 := runnerJob(laptop, runnerJobName(laptop, 1), false)
+	j2 := runnerJob(laptop, runnerJobName(laptop, 2), false)
+	srv, r := newReader(t, heldLease(laptop, "alice@laptop"), captfObject(laptop, nil), j2, j1)
+	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
+	if got := resultOf(t, w.first(t), "default", lockName(laptop)).ActiveJobName(); got != j1.Name {
+		t.Fatalf("first report: active Job %q, want %q", got, j1.Name)
+	}
+	for i := range 20 {
+		l := heldLease(laptop, "alice@laptop")
+		l.Labels["touched"] = fmt.Sprint(i)
+		if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), l, "default"); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 4 {
+			sentinel := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: fmt.Sprintf("sentinel-%d", i)}
+			if err := srv.Tracker().Create(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(sentinel, nil, nil), "default"); err != nil {
+				t.Fatal(err)
+			}
+			w.awaitOnly(t, "default", lockName(sentinel))
+		}
+	}
+}
+
+// CAPTF's CRDs removed during a watch: once the kinds' informers find
+// them no longer served, every lock is read live, and shows what a fresh
+// read shows.
+func TestWatchReadsLiveOnceAKindIsGone(t *testing.T) {
+	l := heldLease(demo, "alice@laptop")
+	srv, r := newReader(t, l, captfObject(demo, nil))
+	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
+	wantVerdict(t, resultOf(t, w.first(t), "default", lockName(demo)), v1alpha1.Foreign)
+	srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
+		switch info := fakeapi.RequestInfo(req); info.Resource {
+		case "terraformclusters", "terraformmachines", "terraformmachinepools":
+			fakeapi.WriteError(wr, apierrors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, ""))
+			return true
+		}
+		return false
+	})
+	srv.EndWatches()
+	c := w.await(t, "default", lockName(demo), "the kinds no longer served", func(c inspect.Change) bool { return !c.Deleted })
+	_, fresh := readOne(t, r, "default", lockName(demo))
+	if c.Result.Decision.Reason != fresh.Decision.Reason || c.Result.Decision.Verdict != fresh.Decision.Verdict ||
+		!strings.Contains(fresh.Decision.Reason, "serves none of CAPTF's kinds") {
+		t.Errorf("the watch shows %s (%s); a fresh read %s (%s)", c.Result.Decision.Verdict, c.Result.Decision.Reason, fresh.Decision.Verdict, fresh.Decision.Reason)
+	}
+}
+
+// Leases no longer readable during a watch (RBAC revoked, credentials
+// expired): the watch ends with that error rather than showing rows that
+// no longer change.
+func TestWatchEndsWhenItsLeasesCanNoLongerBeRead(t *testing.T) {
+	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- r.Watch(ctx, inspect.Scope{Namespace: "default"},
+			func(*inspect.Report) error { close(first); return nil },
+			func(inspect.Change) error { return nil })
+	}()
+	select {
+	case <-first:
+	case err := <-done:
+		t.Fatalf("the watch ended before its first report: %v", err)
+	case <-time.After(watchDeadline):
+		t.Fatal("no first report")
+	}
+	forbidden(srv, func(q fakeapi.Request) bool { return q.Resource == "leases" && (q.Verb == "list" || q.Verb == "watch") })
+	srv.EndWatches()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "cannot list leases") || !strings.Contains(err.Error(), "forbidden") {
+			t.Errorf("the watch ended with %v, want the refused list", err)
+		}
+	case <-time.After(watchDeadline):
+		t.Fatal("the watch still runs after its Leases were refused")
 	}
 }
