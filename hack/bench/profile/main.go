@@ -5,6 +5,7 @@
 // give the command's arguments after the flags:
 //
 //	go run ./hack/bench/profile -cpu cpu.pprof -allocs allocs.pprof -- locks -A -o json
+//	go run ./hack/bench/profile -trace trace.out -- locks -A -o json
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -26,14 +28,26 @@ func main() {
 	cpu := flag.String("cpu", "", "write a CPU profile here")
 	allocs := flag.String("allocs", "", "write an allocation profile here")
 	runs := flag.Int("runs", 1, "runs of the command (the profiles cover all)")
+	tr := flag.String("trace", "", "write an execution trace here, for `go tool trace` (where a run waits)")
 	flag.Parse()
-	if err := run(*cpu, *allocs, *runs, flag.Args()); err != nil {
+	if err := run(*cpu, *allocs, *tr, *runs, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cpu, allocs string, runs int, args []string) error {
+func run(cpu, allocs, tr string, runs int, args []string) error {
+	if tr != "" {
+		f, err := os.Create(tr)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
+	}
 	if cpu != "" {
 		f, err := os.Create(cpu)
 		if err != nil {
