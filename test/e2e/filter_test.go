@@ -340,7 +340,14 @@ func TestLocksWatchFilterAndSort(t *testing.T) {
 	if err := admin.Kube.CoordinationV1().Leases(ns).Delete(ctx, lease, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if e := next(t, events, "web-1's lock deleted"); e.Type != "DELETED" || e.Object.Name != lease || e.Object.Verdict != v1alpha1.Live {
+	// web-1's pod was created Pending, then set Running: the watch may
+	// show both states, each as its informer saw it (ADDED while
+	// Pending, MODIFIED once Running), before the deletion.
+	e := next(t, events, "web-1's lock deleted")
+	if e.Type == "MODIFIED" && e.Object.Name == lease && e.Object.Verdict == v1alpha1.Live {
+		e = next(t, events, "web-1's lock deleted")
+	}
+	if e.Type != "DELETED" || e.Object.Name != lease || e.Object.Verdict != v1alpha1.Live {
 		t.Fatalf("after web-1's lock was deleted: %s %s %s", e.Type, e.Object.Name, e.Object.Verdict)
 	}
 	if code := interrupt(t, cmd); code != 130 {

@@ -226,8 +226,10 @@ func TestWatchCtrlCDuringRecheck(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
 	var armed atomic.Bool
 	var once sync.Once
+	// A re-check decides from the informers' stores and reads live only
+	// what they do not hold: here the lock's owner, in full.
 	kc := newProxy(t, ns, func(w http.ResponseWriter, req *http.Request, _ int) bool {
-		if !armed.Load() || req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/leases/"+name) {
+		if !armed.Load() || req.Method != http.MethodGet || !strings.HasSuffix(req.URL.Path, "/terraformmachines/db") {
 			return false
 		}
 		once.Do(func() { close(held) })
