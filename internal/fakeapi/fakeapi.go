@@ -186,7 +186,8 @@ func (s *Server) Close() {
 
 // EndWatches ends every watch in flight, as the API server does when it
 // restarts or a resource stops being served: the clients' reflectors then
-// list again.
+// watch again, or list again. (A watch whose request arrives while it
+// runs may be missed.)
 func (s *Server) EndWatches() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

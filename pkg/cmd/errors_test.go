@@ -74,7 +74,8 @@ func TestTargetDiscoveryRefused(t *testing.T) {
 	f, srv := verdictsWorld().factory(t)
 	srv.Intercept(fakeapi.Fail(func(r fakeapi.Request) bool { return r.Resource == "" && strings.HasPrefix(r.Path, "/api") },
 		apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("discovery says no"))))
-	res := captf(t, f, "explain", "lease/lock-tfstate-default-x", "-n", "infra")
+	// demo exists: without the refusal, explain would succeed.
+	res := captf(t, f, "explain", "terraformcluster/demo", "-n", "infra")
 	if res.code != ExitError || strings.Count(res.err, "\n") != 1 || strings.Contains(res.err, "the plugin needs") || strings.Contains(res.err, `""`) {
 		t.Errorf("exit %d, stderr %q", res.code, res.err)
 	}

@@ -9,6 +9,7 @@ package cluster
 
 import (
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/dynamic"
@@ -29,6 +30,17 @@ type Reader struct {
 	Dynamic dynamic.Interface
 	// rest streams the lists; it is the typed clientset's REST client.
 	rest rest.Interface
+	// failFor, when set, replaces lastingFor (tests).
+	failFor time.Duration
+}
+
+// lastingFor is how long a watch's informer must fail before the watch
+// acts on it.
+func (r *Reader) lastingFor() time.Duration {
+	if r.failFor > 0 {
+		return r.failFor
+	}
+	return lastingFor
 }
 
 // ForConfig builds a Reader from one rest.Config, with one policy: 50

@@ -7,12 +7,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -109,10 +107,11 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	// listing would; the reflector would otherwise retry it forever,
 	// printing nothing. An optional one stops instead, and is not waited
 	// for. Later failures are retried: the informers relist and nothing is
-	// missed; but one that retries cannot mend (lasting: RBAC revoked,
-	// credentials expired, a CRD removed) ends the watch when a required
-	// list fails so, and turns the watch to reading every lock live when
-	// an optional one does.
+	// missed; but one that keeps failing for lastingFor with an error
+	// retries may not mend (health: RBAC revoked, credentials gone, a
+	// CRD removed) ends the watch when a required list fails so, and
+	// reads the whole scope again, then every change live, when an
+	// optional one does, until it syncs again.
 	required := map[cache.SharedIndexInformer]string{li: "leases", pi: "pods"}
 	optional := map[cache.SharedIndexInformer]string{ji: "jobs.batch"}
 	for name, inf := range kindInformers {
@@ -130,15 +129,20 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	var syncErr error
 	synced := false
 	stopped := map[cache.SharedIndexInformer]bool{}
+	w.health = newHealth(r.lastingFor())
+	w.followed = []cache.SharedIndexInformer{ji}
+	for _, k := range object.Kinds {
+		w.followed = append(w.followed, kindInformers[k.Name])
+	}
 	for inf, resource := range required {
 		err := inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			// Before the first sync, any failure ends the watch; after
-			// it, one that retrying will not mend (the permission was
-			// revoked, the credentials expired): the rows would stop
+			// it, a lasting one (the permission revoked, the
+			// credentials gone for good): the rows would otherwise stop
 			// changing without a word.
-			if syncErr == nil && (!synced || lasting(err)) {
+			if syncErr == nil && (!synced || w.health.failed(inf, err)) {
 				syncErr = readError("list", resource, s.Namespace, err)
 				cancel()
 			}
@@ -157,10 +161,11 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 				close(stop)
 				stop = nil
 				stopped[inf] = true
-			case synced && lasting(err) && !w.degraded.Swap(true):
+			case synced && inf != ci && w.health.failed(inf, err):
 				// Its store no longer follows the cluster (a CRD
-				// removed, RBAC revoked): every lock is read live from
-				// here on, and now.
+				// removed, RBAC revoked): every lock is read again now,
+				// and each change live until it syncs again. (The
+				// Clusters' store is not read: they are read live.)
 				q.Add(watchKey{name: allLocks})
 			}
 		})
@@ -202,6 +207,11 @@ func (r *Reader) Watch(ctx context.Context, s inspect.Scope, initial func(*inspe
 	}
 	snap, err := r.Read(ctx, s)
 	if err != nil {
+		mu.Lock()
+		defer mu.Unlock()
+		if syncErr != nil {
+			return syncErr // what cancelled the read
+		}
 		return err
 	}
 	rep := inspect.Decide(snap)
@@ -274,13 +284,6 @@ const (
 	// allLocks names every lock the watch shows.
 	allLocks = "all:"
 )
-
-// lasting is an informer's error that its retries will not mend: the
-// resource is not served (any more), or the user may not list or watch
-// it, or is no longer logged in.
-func lasting(err error) bool {
-	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
-}
 
 // clusterKey is a Cluster API Cluster's key; the watcher maps it to the
 // locks of the machines and pools labelled with its name.
@@ -407,11 +410,12 @@ type watcher struct {
 	runners cache.Store
 	// jobs is the runner Jobs' informer's store.
 	jobs cache.Indexer
-	// fromStores: the Jobs' and the kinds' informers all listed, so a
-	// changed lock is decided from the stores (lockFromStores), until
-	// one of them fails for good (degraded, set from its handler).
+	// fromStores: the Jobs' and the kinds' informers (followed) all
+	// listed, so a changed lock is decided from the stores
+	// (lockFromStores), while health says they are up.
 	fromStores bool
-	degraded   atomic.Bool
+	followed   []cache.SharedIndexInformer
+	health     *health
 	// full are the owners read in full by lockFromStores, by ref.
 	full map[object.Ref]*unstructured.Unstructured
 	// kinds are the kinds' informers' stores, by Kind name.
@@ -572,9 +576,11 @@ func (w *watcher) recheck(ctx context.Context, ns, name string) error {
 		locks = sortedKeys(w.byHost[inspect.Key(ns, pod)])
 	} else if tc, ok := strings.CutPrefix(name, tcPrefix); ok {
 		locks = sortedKeys(w.byTC[inspect.Key(ns, tc)])
-	} else if name == namespacePrefix || name == allLocks {
+	} else if name == allLocks {
+		return w.recheckAll(ctx)
+	} else if name == namespacePrefix {
 		for k, r := range w.last {
-			if name == allLocks || r.Facts.Lease.Namespace == ns {
+			if r.Facts.Lease.Namespace == ns {
 				locks = append(locks, k)
 			}
 		}
@@ -613,7 +619,7 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 	var snap *inspect.Snapshot
 	if !deleted {
 		var err error
-		if w.fromStores && !w.degraded.Load() {
+		if w.fromStores && w.health.up(w.followed) {
 			snap, err = w.lockFromStores(ctx, ns, name)
 		} else {
 			snap, err = w.r.ReadLock(ctx, ns, name)
@@ -635,14 +641,56 @@ func (w *watcher) recheckLock(ctx context.Context, ns, name string) error {
 		w.forget(k)
 		return w.changed(inspect.Change{Result: prev, Deleted: true})
 	}
+	return w.report(k, res, snap)
+}
+
+// report shows lock k's result, read in snap, if a reader would see a
+// difference from what was shown.
+func (w *watcher) report(k string, res inspect.Result, snap *inspect.Snapshot) error {
 	if !w.scope.AllWorkspaces && res.Facts.Lease.Workspace != object.DefaultWorkspace {
 		return nil
 	}
+	prev, known := w.last[k]
 	w.remember(res, snap)
 	if known && same(prev, res) {
 		return nil
 	}
 	return w.changed(inspect.Change{Result: res})
+}
+
+// recheckAll reads the whole scope again, in one Read, and reports every
+// lock that changed or is gone: what a watch does when one of its stores
+// stopped following the cluster.
+func (w *watcher) recheckAll(ctx context.Context) error {
+	snap, err := w.r.Read(ctx, w.scope)
+	if err != nil {
+		return fmt.Errorf("re-reading the locks: %w", err)
+	}
+	rep := inspect.Decide(snap)
+	seen := map[string]bool{}
+	for _, res := range rep.Results {
+		l := res.Facts.Lease
+		k := inspect.Key(l.Namespace, l.Name)
+		seen[k] = true
+		if err := w.report(k, res, snap); err != nil {
+			return err
+		}
+	}
+	gone := make([]string, 0)
+	for k := range w.last {
+		if !seen[k] {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		prev := w.last[k]
+		w.forget(k)
+		if err := w.changed(inspect.Change{Result: prev, Deleted: true}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // same is true when a reader would see no difference.

@@ -209,13 +209,12 @@ func TestWatchPicksTheActiveJobAsReadDoes(t *testing.T) {
 		if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), l, "default"); err != nil {
 			t.Fatal(err)
 		}
-		if i%5 == 4 {
-			sentinel := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: fmt.Sprintf("sentinel-%d", i)}
-			if err := srv.Tracker().Create(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(sentinel, nil, nil), "default"); err != nil {
-				t.Fatal(err)
-			}
-			w.awaitOnly(t, "default", lockName(sentinel))
+		// Each touch re-checked on its own, not merged with the next.
+		sentinel := object.Ref{Kind: object.TerraformCluster, Namespace: "default", Name: fmt.Sprintf("sentinel-%d", i)}
+		if err := srv.Tracker().Create(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(sentinel, nil, nil), "default"); err != nil {
+			t.Fatal(err)
 		}
+		w.awaitOnly(t, "default", lockName(sentinel))
 	}
 }
 
@@ -225,6 +224,7 @@ func TestWatchPicksTheActiveJobAsReadDoes(t *testing.T) {
 func TestWatchReadsLiveOnceAKindIsGone(t *testing.T) {
 	l := heldLease(demo, "alice@laptop")
 	srv, r := newReader(t, l, captfObject(demo, nil))
+	r.failFor = 300 * time.Millisecond
 	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
 	wantVerdict(t, resultOf(t, w.first(t), "default", lockName(demo)), v1alpha1.Foreign)
 	srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
@@ -249,6 +249,7 @@ func TestWatchReadsLiveOnceAKindIsGone(t *testing.T) {
 // no longer change.
 func TestWatchEndsWhenItsLeasesCanNoLongerBeRead(t *testing.T) {
 	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
+	r.failFor = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := make(chan struct{})
