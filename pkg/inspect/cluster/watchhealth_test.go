@@ -63,6 +63,7 @@ func TestWatchOutlivesOneRefusal(t *testing.T) {
 		"unauthorized": apierrors.NewUnauthorized("Unauthorized"),
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
 			r.failFor = 300 * time.Millisecond
 			w := startWatch(t, r, inspect.Scope{Namespace: "default"})
@@ -77,32 +78,36 @@ func TestWatchOutlivesOneRefusal(t *testing.T) {
 	}
 }
 
-// A 500, a 429 and a 503 on every informer: the watch neither ends nor
+// A 500, a 429 or a 503 on every informer: the watch neither ends nor
 // stops deciding from its stores.
 func TestWatchTransientErrorsNeitherEndNorDegrade(t *testing.T) {
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.first(t)
-	var counts []*atomic.Int32
-	for _, err := range []error{
-		apierrors.NewInternalError(errors.New("etcd leader changed")), apierrors.NewTooManyRequests("slow down", 1),
-		apierrors.NewServiceUnavailable("starting"),
+	for name, transient := range map[string]error{
+		"500": apierrors.NewInternalError(errors.New("etcd leader changed")),
+		"429": apierrors.NewTooManyRequests("slow down", 1),
+		"503": apierrors.NewServiceUnavailable("starting"),
 	} {
-		for _, res := range []string{"leases", "pods", "jobs", "terraformclusters", "terraformmachines", "terraformmachinepools"} {
-			counts = append(counts, refuseOnce(srv, informerOf(res), err))
-		}
-	}
-	srv.EndWatches()
-	waitAsked(t, counts...)
-	time.Sleep(500 * time.Millisecond) // past failFor
-	srv.ResetRequests()
-	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-		t.Fatal(err)
-	}
-	w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
-	if c := countWhere(srv.Requests(), readsKinds); c != 0 {
-		t.Errorf("a transient error turned the watch to reading live: %d lists of terraformmachines", c)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
+			r.failFor = 300 * time.Millisecond
+			w := startWatch(t, r, inspect.Scope{Namespace: "default"})
+			w.first(t)
+			var counts []*atomic.Int32
+			for _, res := range []string{"leases", "pods", "jobs", "terraformclusters", "terraformmachines", "terraformmachinepools"} {
+				counts = append(counts, refuseOnce(srv, informerOf(res), transient))
+			}
+			srv.EndWatches()
+			waitAsked(t, counts...)
+			time.Sleep(500 * time.Millisecond) // past failFor
+			srv.ResetRequests()
+			if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
+				t.Fatal(err)
+			}
+			w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
+			if c := countWhere(srv.Requests(), readsKinds); c != 0 {
+				t.Errorf("a transient error turned the watch to reading live: %d lists of terraformmachines", c)
+			}
+		})
 	}
 }
 
