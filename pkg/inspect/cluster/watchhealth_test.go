@@ -54,34 +54,15 @@ func waitAsked(t *testing.T, counts ...*atomic.Int32) {
 	}
 }
 
-// One refused list or watch of the Leases after the first report, then
-// the server answers again: the watch goes on and shows the next change.
-func TestWatchOutlivesOneRefusal(t *testing.T) {
-	gr := schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
-	for name, refusal := range map[string]error{
-		"forbidden":    apierrors.NewForbidden(gr, "", errors.New("RBAC: informers not synced")),
-		"unauthorized": apierrors.NewUnauthorized("Unauthorized"),
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-			r.failFor = 300 * time.Millisecond
-			w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-			w.first(t)
-			waitAsked(t, func() *atomic.Int32 { n := refuseOnce(srv, informerOf("leases"), refusal); srv.EndWatches(); return n }())
-			time.Sleep(500 * time.Millisecond) // past failFor: one refusal is still not lasting
-			if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-				t.Fatal(err)
-			}
-			w.await(t, "default", lockName(demo), "the release after one refusal", verdictIs(v1alpha1.Unlocked, ""))
-		})
-	}
-}
-
-// A 500, a 429 or a 503 on every informer: the watch neither ends nor
-// stops deciding from its stores.
-func TestWatchTransientErrorsNeitherEndNorDegrade(t *testing.T) {
-	for name, transient := range map[string]error{
+// One failed list or watch of each informer after the first report, then
+// the server answers again: whether the failure is transient (500, 429,
+// 503) or a refusal (403, 401: an API server right after a restart, a
+// credential plugin about to refresh), the watch goes on, shows the next
+// change, and still decides it from its stores.
+func TestWatchOutlivesOneFailure(t *testing.T) {
+	for name, failure := range map[string]error{
+		"403": apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("RBAC: informers not synced")),
+		"401": apierrors.NewUnauthorized("Unauthorized"),
 		"500": apierrors.NewInternalError(errors.New("etcd leader changed")),
 		"429": apierrors.NewTooManyRequests("slow down", 1),
 		"503": apierrors.NewServiceUnavailable("starting"),
@@ -94,18 +75,18 @@ func TestWatchTransientErrorsNeitherEndNorDegrade(t *testing.T) {
 			w.first(t)
 			var counts []*atomic.Int32
 			for _, res := range []string{"leases", "pods", "jobs", "terraformclusters", "terraformmachines", "terraformmachinepools"} {
-				counts = append(counts, refuseOnce(srv, informerOf(res), transient))
+				counts = append(counts, refuseOnce(srv, informerOf(res), failure))
 			}
 			srv.EndWatches()
 			waitAsked(t, counts...)
-			time.Sleep(500 * time.Millisecond) // past failFor
+			time.Sleep(500 * time.Millisecond) // past failFor: one failure is still not lasting
 			srv.ResetRequests()
 			if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
 				t.Fatal(err)
 			}
 			w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
 			if c := countWhere(srv.Requests(), readsKinds); c != 0 {
-				t.Errorf("a transient error turned the watch to reading live: %d lists of terraformmachines", c)
+				t.Errorf("one failure turned the watch to reading live: %d lists of terraformmachines", c)
 			}
 		})
 	}
