@@ -16,6 +16,15 @@ import (
 // reflector retries with a backoff that reaches 30 s.
 const lastingFor = 45 * time.Second
 
+// A streak of lasting errors takes at least three, none more than
+// streakGap after the one before (the reflector retries within about a
+// minute at most): two refusals, or refusals minutes apart, are not one
+// failure going on.
+const (
+	streakErrors = 3
+	streakGap    = 90 * time.Second
+)
+
 // health follows the lasting failures of a watch's informers, reported by
 // their error handlers (each on its informer's goroutine) and read by the
 // goroutine that handles the queue.
@@ -30,8 +39,9 @@ type health struct {
 }
 
 type failure struct {
-	since time.Time
-	rv    string
+	since, last time.Time
+	count       int
+	rv          string
 }
 
 func newHealth(after time.Duration) *health {
@@ -46,9 +56,11 @@ func lasting(err error) bool {
 }
 
 // failed records an error of inf, and says whether inf is now judged down:
-// its lasting errors have gone on for h.after, and it has not synced
-// since the first (a list or watch that succeeded in between moves its
-// resourceVersion, and starts the count again).
+// its lasting errors have gone on for h.after, in one streak, and it has
+// not synced since the first as far as its resourceVersion tells (a list
+// or watch that succeeded and read something new moves it, and starts
+// the count again; one that read nothing new does not: a quiet resource's
+// resourceVersion stays, which is what the streak's rules are for).
 func (h *health) failed(inf cache.SharedIndexInformer, err error) bool {
 	if !lasting(err) {
 		return false
@@ -56,15 +68,21 @@ func (h *health) failed(inf cache.SharedIndexInformer, err error) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rv := inf.LastSyncResourceVersion()
-	if _, ok := h.down[inf]; ok {
-		return false // judged already
+	if d, ok := h.down[inf]; ok {
+		if d == rv {
+			return false // judged already
+		}
+		delete(h.down, inf) // it synced since, and fails again
 	}
+	now := time.Now()
 	f, ok := h.failing[inf]
-	if !ok || f.rv != rv {
-		h.failing[inf] = failure{since: time.Now(), rv: rv}
+	if !ok || f.rv != rv || now.Sub(f.last) > streakGap {
+		h.failing[inf] = failure{since: now, last: now, count: 1, rv: rv}
 		return false
 	}
-	if time.Since(f.since) < h.after {
+	f.last, f.count = now, f.count+1
+	h.failing[inf] = f
+	if f.count < streakErrors || now.Sub(f.since) < h.after {
 		return false
 	}
 	delete(h.failing, inf)

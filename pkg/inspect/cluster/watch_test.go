@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -28,6 +29,10 @@ type watching struct {
 	changes chan inspect.Change
 	done    chan error
 	cancel  context.CancelFunc
+	// patience replaces watchDeadline in await: a test that ends the
+	// informers' watches several times waits out client-go's growing
+	// backoff before they reconnect.
+	patience time.Duration
 }
 
 func startWatch(t *testing.T, r *Reader, s inspect.Scope) *watching {
@@ -78,7 +83,7 @@ func (w *watching) first(t *testing.T) *inspect.Report {
 func (w *watching) await(t *testing.T, ns, name string, what string, ok func(inspect.Change) bool) inspect.Change {
 	t.Helper()
 	var seen []string
-	deadline := time.After(watchDeadline)
+	deadline := time.After(cmp.Or(w.patience, watchDeadline))
 	for {
 		select {
 		case c := <-w.changes:
