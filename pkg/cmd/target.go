@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -82,11 +83,8 @@ func targetError(err error, namespace string) error {
 	if d.Group != "" {
 		resource += "." + d.Group
 	}
-	switch {
-	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("cannot get %s %q in namespace %q: you must be logged in to the server (%w)", resource, d.Name, namespace, err)
-	case apierrors.IsForbidden(err):
-		return fmt.Errorf("cannot get %s %q in namespace %q (the plugin needs get on %s): %w", resource, d.Name, namespace, resource, err)
+	if !apierrors.IsUnauthorized(err) && !apierrors.IsForbidden(err) {
+		return err
 	}
-	return err
+	return cluster.ReadError("get", resource, fmt.Sprintf("%s %q in namespace %q", resource, d.Name, namespace), err)
 }

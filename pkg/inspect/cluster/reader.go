@@ -79,13 +79,21 @@ func readError(verb, resource, namespace string, err error) error {
 	if namespace != "" {
 		where = fmt.Sprintf("in namespace %q", namespace)
 	}
+	return ReadError(verb, resource, resource+" "+where, err)
+}
+
+// ReadError is the error of a read of what (the resource and where, or
+// the object) that failed: for a refusal it says the permission the
+// plugin needs, verb on resource, and for every failure it keeps the
+// server's own message.
+func ReadError(verb, resource, what string, err error) error {
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("cannot %s %s %s: you must be logged in to the server (%w)", verb, resource, where, err)
+		return fmt.Errorf("cannot %s %s: you must be logged in to the server (%w)", verb, what, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("cannot %s %s %s (the plugin needs %s on %s): %w", verb, resource, where, verb, resource, err)
+		return fmt.Errorf("cannot %s %s (the plugin needs %s on %s): %w", verb, what, verb, resource, err)
 	}
-	return fmt.Errorf("cannot %s %s %s: %w", verb, resource, where, err)
+	return fmt.Errorf("cannot %s %s: %w", verb, what, err)
 }
 
 // firstError keeps one error of many, so a missing permission is said
