@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/internal/fakeapi"
@@ -53,11 +54,7 @@ func TestWatchOutlivesOneFailure(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-			r.failFor = 300 * time.Millisecond
-			w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-			w.patience = time.Minute
-			w.first(t)
+			srv, _, w, _ := demoWatch(t, 300*time.Millisecond)
 			var counts []*atomic.Int32
 			for _, res := range []string{"leases", "pods", "jobs", "terraformclusters", "terraformmachines", "terraformmachinepools"} {
 				counts = append(counts, refuseN(srv, 1, informerOf(res), failure))
@@ -66,10 +63,7 @@ func TestWatchOutlivesOneFailure(t *testing.T) {
 			waitAsked(t, counts...)
 			time.Sleep(500 * time.Millisecond) // past failFor: one failure is still not lasting
 			srv.ResetRequests()
-			if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-				t.Fatal(err)
-			}
-			w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
+			releaseDemo(t, srv, w, "the release")
 			if c := countWhere(srv.Requests(), readsKinds); c != 0 {
 				t.Errorf("one failure turned the watch to reading live: %d lists of terraformmachines", c)
 			}
@@ -81,11 +75,7 @@ func TestWatchOutlivesOneFailure(t *testing.T) {
 // are decided from the stores again.
 func TestWatchReturnsToItsStores(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
+	srv, _, w, _ := demoWatch(t, 300*time.Millisecond)
 	remove := srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
 		if info := fakeapi.RequestInfo(req); info.Resource == "jobs" && (info.Verb == "list" || info.Verb == "watch") {
 			fakeapi.WriteError(wr, apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "", errors.New("RBAC says no")))
@@ -213,18 +203,11 @@ func waitAtLeast(t *testing.T, c *atomic.Int32, n int32, what string) {
 // between them) do not count: the window itself.
 func TestWatchTwoQuickRefusalsDoNotCount(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 5 * time.Second
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
+	srv, _, w, _ := demoWatch(t, 5*time.Second)
 	c := refuseN(srv, 2, informerOf("leases"), apierrors.NewForbidden(leasesGR, "", errors.New("RBAC: informers not synced")))
 	srv.EndWatches()
 	waitAtLeast(t, c, 3, "leases informer") // two refused, then one answered
-	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-		t.Fatal(err)
-	}
-	w.await(t, "default", lockName(demo), "the release after two quick refusals", verdictIs(v1alpha1.Unlocked, ""))
+	releaseDemo(t, srv, w, "the release after two quick refusals")
 }
 
 // Two isolated one-shot refusals of the Leases, failFor apart, with a
@@ -233,11 +216,7 @@ func TestWatchTwoQuickRefusalsDoNotCount(t *testing.T) {
 // refusals are no streak, and the watch goes on.
 func TestWatchTwoIsolatedRefusalsDoNotCount(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
+	srv, _, w, _ := demoWatch(t, 300*time.Millisecond)
 	refusal := apierrors.NewForbidden(leasesGR, "", errors.New("RBAC: informers not synced"))
 	c1 := refuseN(srv, 1, informerOf("leases"), refusal)
 	srv.EndWatches()
@@ -247,10 +226,7 @@ func TestWatchTwoIsolatedRefusalsDoNotCount(t *testing.T) {
 	srv.EndWatches()
 	waitAtLeast(t, c2, 1, "second round")
 	time.Sleep(200 * time.Millisecond)
-	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-		t.Fatal(err)
-	}
-	w.await(t, "default", lockName(demo), "the release after two isolated refusals", verdictIs(v1alpha1.Unlocked, ""))
+	releaseDemo(t, srv, w, "the release after two isolated refusals")
 }
 
 // Once the kinds are judged down (and the scope read again), the next
@@ -258,19 +234,8 @@ func TestWatchTwoIsolatedRefusalsDoNotCount(t *testing.T) {
 // not from the kinds' stale stores.
 func TestWatchDownMeansLive(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
-	srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
-		switch info := fakeapi.RequestInfo(req); info.Resource {
-		case "terraformclusters", "terraformmachines", "terraformmachinepools":
-			fakeapi.WriteError(wr, apierrors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, ""))
-			return true
-		}
-		return false
-	})
+	srv, r, w, _ := demoWatch(t, 300*time.Millisecond)
+	unserveKinds(srv)
 	srv.EndWatches()
 	w.await(t, "default", lockName(demo), "the kinds no longer served", func(c inspect.Change) bool { return !c.Deleted })
 	id, info := "another-id", lockInfoOf("another-id", "bob@workstation")
@@ -288,11 +253,7 @@ func TestWatchDownMeansLive(t *testing.T) {
 // requests each): the watch neither ends nor reads the scope again.
 func TestWatchPersistentTransientErrorsDoNotCount(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
+	srv, _, w, _ := demoWatch(t, 300*time.Millisecond)
 	srv.ResetRequests()
 	down := apierrors.NewInternalError(errors.New("etcd leader changed"))
 	cl := refuseN(srv, 3, informerOf("leases"), down)
@@ -300,10 +261,7 @@ func TestWatchPersistentTransientErrorsDoNotCount(t *testing.T) {
 	srv.EndWatches()
 	waitAtLeast(t, cl, 4, "leases")
 	waitAtLeast(t, cj, 4, "jobs")
-	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-		t.Fatal(err)
-	}
-	w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
+	releaseDemo(t, srv, w, "the release")
 	if c := countWhere(srv.Requests(), readsKinds); c != 0 {
 		t.Errorf("500s turned the watch to reading live: %d lists of terraformmachines", c)
 	}
@@ -312,20 +270,13 @@ func TestWatchPersistentTransientErrorsDoNotCount(t *testing.T) {
 // The CAPI Clusters refused for good: nothing is read again (N1).
 func TestWatchClustersRefusedDoNotDegrade(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
+	srv, _, w, _ := demoWatch(t, 300*time.Millisecond)
 	srv.ResetRequests()
 	cc := countAll(srv, informerOf("clusters"))
 	forbidden(srv, informerOf("clusters"))
 	srv.EndWatches()
 	waitAtLeast(t, cc, 3, "clusters")
-	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
-		t.Fatal(err)
-	}
-	w.await(t, "default", lockName(demo), "the release", verdictIs(v1alpha1.Unlocked, ""))
+	releaseDemo(t, srv, w, "the release")
 	if c := countWhere(srv.Requests(), readsKinds); c != 0 {
 		t.Errorf("the Clusters' refusal turned the watch to reading live: %d lists of terraformmachines", c)
 	}
@@ -335,12 +286,8 @@ func TestWatchClustersRefusedDoNotDegrade(t *testing.T) {
 // once, not once per lock.
 func TestWatchReadsTheScopeOnceForAll(t *testing.T) {
 	t.Parallel()
-	srv, r := newReader(t, heldLease(demo, "alice@laptop"), captfObject(demo, nil),
+	srv, _, _, _ := demoWatch(t, 300*time.Millisecond,
 		heldLease(idle, "bob@laptop"), captfObject(idle, nil), heldLease(lost, "carol@laptop"), captfObject(lost, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	w.first(t)
 	srv.ResetRequests()
 	reads := countAll(srv, readsKinds)
 	forbidden(srv, informerOf("jobs"))
@@ -353,3 +300,38 @@ func TestWatchReadsTheScopeOnceForAll(t *testing.T) {
 }
 
 var leasesGR = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+
+// demoWatch watches namespace default, where demo's lock is held from a
+// workstation (Foreign), with more objects; its informers are judged down
+// after failFor of lasting errors. It returns past the first report.
+func demoWatch(t *testing.T, failFor time.Duration, more ...runtime.Object) (*fakeapi.Server, *Reader, *watching, *inspect.Report) {
+	t.Helper()
+	srv, r := newReader(t, append([]runtime.Object{heldLease(demo, "alice@laptop"), captfObject(demo, nil)}, more...)...)
+	r.failFor = failFor
+	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
+	w.patience = time.Minute
+	return srv, r, w, w.first(t)
+}
+
+// releaseDemo frees demo's lock and waits for the watch to show it
+// Unlocked.
+func releaseDemo(t *testing.T, srv *fakeapi.Server, w *watching, what string) {
+	t.Helper()
+	if err := srv.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lockLease(demo, nil, nil), "default"); err != nil {
+		t.Fatal(err)
+	}
+	w.await(t, "default", lockName(demo), what, verdictIs(v1alpha1.Unlocked, ""))
+}
+
+// unserveKinds answers 404 to every request for the three CAPTF kinds, as
+// a cluster whose CRDs were removed does.
+func unserveKinds(srv *fakeapi.Server) {
+	srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
+		switch info := fakeapi.RequestInfo(req); info.Resource {
+		case "terraformclusters", "terraformmachines", "terraformmachinepools":
+			fakeapi.WriteError(wr, apierrors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, ""))
+			return true
+		}
+		return false
+	})
+}

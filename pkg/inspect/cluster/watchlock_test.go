@@ -3,16 +3,13 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -223,20 +220,9 @@ func TestWatchPicksTheActiveJobAsReadDoes(t *testing.T) {
 // read shows.
 func TestWatchReadsLiveOnceAKindIsGone(t *testing.T) {
 	t.Parallel()
-	l := heldLease(demo, "alice@laptop")
-	srv, r := newReader(t, l, captfObject(demo, nil))
-	r.failFor = 300 * time.Millisecond
-	w := startWatch(t, r, inspect.Scope{Namespace: "default"})
-	w.patience = time.Minute
-	wantVerdict(t, resultOf(t, w.first(t), "default", lockName(demo)), v1alpha1.Foreign)
-	srv.Intercept(func(wr http.ResponseWriter, req *http.Request) bool {
-		switch info := fakeapi.RequestInfo(req); info.Resource {
-		case "terraformclusters", "terraformmachines", "terraformmachinepools":
-			fakeapi.WriteError(wr, apierrors.NewNotFound(schema.GroupResource{Group: info.Group, Resource: info.Resource}, ""))
-			return true
-		}
-		return false
-	})
+	srv, r, w, first := demoWatch(t, 300*time.Millisecond)
+	wantVerdict(t, resultOf(t, first, "default", lockName(demo)), v1alpha1.Foreign)
+	unserveKinds(srv)
 	srv.EndWatches()
 	c := w.await(t, "default", lockName(demo), "the kinds no longer served", func(c inspect.Change) bool { return !c.Deleted })
 	_, fresh := readOne(t, r, "default", lockName(demo))
