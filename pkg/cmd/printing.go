@@ -10,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/encode"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 )
 
 // printFlags are one command's -o: cli-runtime's PrintFlags serve json,
@@ -138,19 +138,23 @@ func (p *yamlPrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 }
 
 // terminalSafe runs a template printer (jsonpath, go-template) on the
-// object with its strings escaped as the table escapes them, when it
-// writes to a terminal, which the cluster's text must not control; to a
-// pipe or a file it gets the object as it is, which is what scripts want.
+// object as it is. To a terminal, which the cluster's text must not
+// control, it writes through an escape.Writer: the template's output is
+// escaped, line by line and as the table escapes text, so that no function
+// of the template (base64decode, printf "%c") can turn a holder's text
+// into raw control characters. To a pipe or a file it writes the output as
+// the template made it, which is what scripts want.
 func terminalSafe(p printers.ResourcePrinter) printers.ResourcePrinter {
 	return printers.ResourcePrinterFunc(func(obj runtime.Object, w io.Writer) error {
-		if printers.IsTerminal(w) {
-			m, err := encode.ForTerminal(obj)
-			if err != nil {
-				return err
-			}
-			obj = &unstructured.Unstructured{Object: m}
+		if !printers.IsTerminal(w) {
+			return p.PrintObj(obj, w)
 		}
-		return p.PrintObj(obj, w)
+		e := escape.NewWriter(w)
+		err := p.PrintObj(obj, e)
+		if ferr := e.Flush(); err == nil {
+			err = ferr
+		}
+		return err
 	})
 }
 

@@ -1,18 +1,16 @@
 package cmd
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -154,15 +152,13 @@ func prefixed(cells []string, o tableOptions, namespace, context, event string) 
 }
 
 // render pads every cell to its column's width, remembered from the first
-// table, and lets tablewriter lay the rows out.
+// table, and writes each row as soon as it is laid out: cells three spaces
+// apart, the last one not padded, as kubectl prints them. Every cell is
+// bounded (columnWidths), so a row costs what its columns allow, whatever
+// a holder wrote.
 func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 	if len(rows) == 0 {
 		return nil
-	}
-	for _, r := range rows {
-		for i := range r {
-			r[i] = strings.TrimSpace(r[i]) // the padding is the table's alone
-		}
 	}
 	if p.widths == nil {
 		p.widths = make([]int, len(header(p.opts)))
@@ -175,47 +171,35 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 			p.widths[0] = max(p.widths[0], len(eventModified))
 		}
 	}
-	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Settings: tw.Settings{Separators: tw.SeparatorsNone, Lines: tw.LinesNone},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithTrimSpace(tw.Off), // keep the padding to the first table's widths
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "   ", Overwrite: true}),
-	)
+	bw := bufio.NewWriter(w)
+	var line strings.Builder
 	for _, r := range rows {
-		padded := make([]string, len(r))
+		line.Reset()
 		for i, c := range r {
-			padded[i] = c + strings.Repeat(" ", max(0, p.widths[i]-twwidth.Width(c)))
+			if i > 0 {
+				line.WriteString(columnGap)
+			}
+			line.WriteString(c)
+			line.WriteString(strings.Repeat(" ", max(0, p.widths[i]-twwidth.Width(c))))
 		}
-		if err := t.Append(padded); err != nil {
+		if _, err := bw.WriteString(strings.TrimRight(line.String(), " ") + "\n"); err != nil {
 			return err
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	// The renderer pads the last column; kubectl does not.
-	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " ")+"\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	return bw.Flush()
 }
+
+// columnGap is what separates two columns, as in kubectl's tables.
+const columnGap = "   "
 
 // failedContextRow marks a context that could not be read: <error> where
 // its objects would be, the error as its reason.
 func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
 	cells := []string{"<error>", "<none>", "<none>", "<none>", "<none>"}
 	if o.wide {
-		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", escape.Text(f.Error))
+		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", f.Error)
 	}
-	return prefixed(cells, o, "<none>", escape.Text(f.Context), "<none>")
+	return bounded(prefixed(cells, o, "<none>", f.Context, "<none>"), o)
 }
 
 func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string {
@@ -234,27 +218,78 @@ func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string 
 			id += " (info " + k.InfoID + ")"
 		}
 	}
-	verdict := string(l.Verdict)
-	if c, ok := verdictColors[l.Verdict]; ok && o.color {
-		cc := color.New(c)
-		cc.EnableColor()
-		verdict = cc.Sprint(verdict)
-	}
 	activeJob := l.ActiveJob
 	for _, u := range l.Unreadable {
 		if u == "jobs" {
 			activeJob = "<unreadable>"
 		}
 	}
-	cells := []string{none(escape.Text(obj)), verdict, none(escape.Text(holder)), none(escape.Text(op)), none(age)}
+	cells := []string{none(obj), string(l.Verdict), none(holder), none(op), none(age)}
 	if o.wide {
 		death := ""
 		if l.Holder != nil && l.Holder.Death != nil {
 			death = l.Holder.Death.Summary
 		}
-		cells = append(cells, none(escape.Text(id)), escape.Text(l.Name), none(escape.Text(version)), none(escape.Text(activeJob)), none(escape.Text(death)), escape.Text(l.Reason))
+		cells = append(cells, none(id), l.Name, none(version), none(activeJob), none(death), l.Reason)
 	}
-	return prefixed(cells, o, escape.Text(l.Namespace), escape.Text(l.Context), event)
+	cells = bounded(prefixed(cells, o, l.Namespace, l.Context, event), o)
+	if c, ok := verdictColors[l.Verdict]; ok && o.color {
+		cc := color.New(c)
+		cc.EnableColor()
+		i := slices.Index(header(o), "VERDICT")
+		cells[i] = cc.Sprint(cells[i])
+	}
+	return cells
+}
+
+// bounded is each cell escaped and bounded as its column's entry in
+// columnWidths says (escape.Cell): the cells of a row as the table shows
+// them.
+func bounded(cells []string, o tableOptions) []string {
+	for i, h := range header(o) {
+		cells[i] = escape.Cell(cells[i], columnWidths[h])
+	}
+	return cells
+}
+
+// Bounds of a cell, in columns: a longer value is cut, ending in
+// escape.Cut, so that a table costs memory and bytes in proportion to its
+// rows, whatever a holder or the cluster wrote (-o json and -o yaml carry
+// every value whole). docs/output.md lists them.
+const (
+	// nameWidth bounds the names the API bounds, which must stay whole to
+	// be copied into a command: a Kubernetes name has at most 253
+	// characters, a namespace 63, and an object cell adds its kind
+	// ("terraformmachinepool/", 21 more). A kubeconfig context name,
+	// which no API bounds, is cut at the same width.
+	nameWidth = 300
+	// textWidth bounds what a holder writes into the lock info and the
+	// short values beside it (HOLDER, OPERATION, LOCK ID, VERSION, ACTIVE
+	// JOB): a user name (32) at a host name (64), a lock ID with a
+	// different info ID (two UUIDs, 80 with " (info …)"), a Job name (63)
+	// all fit.
+	textWidth = 100
+	// sentenceWidth bounds the plugin's sentences (REASON, RUNNER END,
+	// a context's error), which quote what a holder and the cluster wrote
+	// (a host, a pod's message, an API error) around the plugin's words.
+	sentenceWidth = 400
+)
+
+// columnWidths is each column's bound; a column without one (VERDICT,
+// AGE, EVENT: the plugin's own short words) is escaped but not cut. A new
+// column of cluster text gets its entry here.
+var columnWidths = map[string]int{
+	"CONTEXT":    nameWidth,
+	"NAMESPACE":  nameWidth,
+	"OBJECT":     nameWidth,
+	"LEASE":      nameWidth,
+	"HOLDER":     textWidth,
+	"OPERATION":  textWidth,
+	"LOCK ID":    textWidth,
+	"VERSION":    textWidth,
+	"ACTIVE JOB": textWidth,
+	"RUNNER END": sentenceWidth,
+	"REASON":     sentenceWidth,
 }
 
 // shortOperations are the runtimes' operation types, as a reader says them.

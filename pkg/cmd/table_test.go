@@ -2,17 +2,21 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -138,5 +142,74 @@ func TestHelpSaysKubectlCaptf(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "kubectl captf locks [flags]") || !strings.Contains(out.String(), "wide, name, json, yaml") {
 		t.Errorf("help:\n%s", out.String())
+	}
+}
+
+// hostileLocks are the fixtures and one lock whose holder wrote a
+// 250,000-character Who and lock ID, and one whose Who fakes columns with
+// runs of spaces.
+func hostileLocks() []v1alpha1.Lock {
+	var locks []v1alpha1.Lock
+	for _, r := range fixtures() {
+		locks = append(locks, r.Lock())
+	}
+	long := strings.Repeat("w", 250000)
+	created := now.Add(-2 * time.Hour).Format(time.RFC3339Nano)
+	for _, who := range []string{long + "@" + long, "ops@laptop   apply   2m   "} {
+		info, _ := json.Marshal(map[string]string{"ID": long, "Operation": long, "Who": who, "Version": long, "Created": created})
+		locks = append(locks, result("team-b", "lock-tfstate-default-"+who[:1], nil, ptr(long), string(info), nil).Lock())
+	}
+	return locks
+}
+
+// A cell costs at most its column's bound, cut with a marker: a holder
+// that writes a quarter of a megabyte gets a row of its bounds, and the
+// other rows are laid out as before, wider by what the bounds allow.
+func TestTableBoundsEveryCell(t *testing.T) {
+	for _, o := range []tableOptions{{namespace: true}, {namespace: true, wide: true}} {
+		var buf bytes.Buffer
+		p := &tablePrinter{opts: o, now: func() time.Time { return now }}
+		if err := p.PrintObj(&v1alpha1.LockList{Items: hostileLocks()}, &buf); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+		if len(lines) != 6 || buf.Len() > 6*(len(header(o))*(sentenceWidth+len(columnGap))) {
+			t.Fatalf("wide %v: %d lines, %d bytes", o.wide, len(lines), buf.Len())
+		}
+		holder := strings.Index(lines[0], "HOLDER")
+		cell := strings.Fields(lines[4][holder:])[0]
+		if !strings.HasSuffix(cell, escape.Cut) || twwidth.Width(cell) != textWidth || !strings.HasPrefix(cell, "wwww") {
+			t.Errorf("wide %v: holder cell %q", o.wide, cell)
+		}
+		// The fixtures' own rows keep their cells whole.
+		if !strings.Contains(lines[1], "root@captf-c-demo-apply-a1-d72d2a-x7k2p ") {
+			t.Errorf("wide %v: %q", o.wide, lines[1])
+		}
+		// The spaces in a Who never read as a gap between columns: the
+		// columns after HOLDER start where the header's do.
+		row := lines[5]
+		if got := row[holder:]; !strings.HasPrefix(got, `ops@laptop\x20\x20\x20apply\x20\x20\x202m\x20\x20\x20 `) {
+			t.Errorf("wide %v: spaces shown as %q", o.wide, got)
+		}
+		op := strings.Index(lines[0], "OPERATION")
+		if len(row) <= op || row[op-1] != ' ' || row[op] == ' ' {
+			t.Errorf("wide %v: OPERATION is not at column %d:\n%s\n%s", o.wide, op, lines[0], row)
+		}
+	}
+}
+
+// Every column of cluster text has a bound; the plugin's own words
+// (verdict, age, event type) need none.
+func TestEveryColumnHasABound(t *testing.T) {
+	h := header(tableOptions{wide: true, namespace: true, context: true, events: true})
+	for _, c := range h {
+		if _, ok := columnWidths[c]; !ok && c != "VERDICT" && c != "AGE" && c != "EVENT" {
+			t.Errorf("column %s has no bound in columnWidths", c)
+		}
+	}
+	for c := range columnWidths {
+		if !slices.Contains(h, c) {
+			t.Errorf("columnWidths names %s, which is no column", c)
+		}
 	}
 }

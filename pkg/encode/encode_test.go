@@ -120,16 +120,6 @@ none: []
 	}
 }
 
-func TestForTerminal(t *testing.T) {
-	m, err := ForTerminal(map[string]any{"who": "a\x1b]0;x\x07\u202e", "list": []string{"\u009b"}, "n": 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m["who"] != `a^[]0;x^G\u202e` || m["list"].([]any)[0] != `\u009b` || m["n"] != float64(1) {
-		t.Errorf("%#v", m)
-	}
-}
-
 func FuzzEncode(f *testing.F) {
 	for _, s := range hostile {
 		f.Add(s)
