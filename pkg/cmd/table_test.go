@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
+	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +214,24 @@ func TestEveryColumnHasABound(t *testing.T) {
 		if !slices.Contains(h, c) {
 			t.Errorf("columnWidths names %s, which is no column", c)
 		}
+	}
+}
+
+// docs/output.md's table of bounds is columnWidths.
+func TestDocsListTheColumnBounds(t *testing.T) {
+	b, err := os.ReadFile("../../docs/output.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]int{}
+	for _, m := range regexp.MustCompile(`(?m)^\| ([A-Z][A-Z ,]+?)(?:, a context's error)? \| (\d+|none) \|`).FindAllStringSubmatch(string(b), -1) {
+		for _, c := range strings.Split(m[1], ", ") {
+			if m[2] != "none" {
+				documented[c], _ = strconv.Atoi(m[2])
+			}
+		}
+	}
+	if !maps.Equal(documented, columnWidths) {
+		t.Errorf("docs/output.md lists the bounds\n%v\nthe table has\n%v", documented, columnWidths)
 	}
 }

@@ -120,6 +120,43 @@ none: []
 	}
 }
 
+// A holder's newline is never written raw: every string holding one is
+// a double-quoted scalar, with \n, not a literal or folded block, and it
+// parses back the same.
+func TestYAMLQuotesNewlines(t *testing.T) {
+	for _, s := range []string{"multi\nline\n", "trailing \n", "\n", "a\n\nb", "x\n- fake: item"} {
+		out, err := YAML(map[string]any{"who": s, "list": []string{s}, s: "key"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		var walk func(n *yaml.Node)
+		seen := 0
+		walk = func(n *yaml.Node) {
+			if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "\n") {
+				seen++
+				if n.Style != yaml.DoubleQuotedStyle {
+					t.Errorf("%q written in style %v:\n%s", n.Value, n.Style, out)
+				}
+			}
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+		walk(&doc)
+		var back map[string]any
+		if err := yaml.Unmarshal(out, &back); err != nil || seen != 3 || back["who"] != s || back["list"].([]any)[0] != s || back[s] != "key" {
+			t.Errorf("%q: %d scalars, came back as %#v (%v) from:\n%s", s, seen, back, err, out)
+		}
+		if lines := strings.Count(string(out), "\n"); lines != 4 {
+			t.Errorf("%q: %d lines, want 4:\n%s", s, lines, out)
+		}
+	}
+}
+
 func FuzzEncode(f *testing.F) {
 	for _, s := range hostile {
 		f.Add(s)

@@ -80,12 +80,13 @@ func (p *placeholders) token(n int) string {
 	return t
 }
 
-// str is s, or a token for it when it holds a Hidden character other
-// than a newline (YAML writes those in a literal block), or it is one of
-// the keys YAML gives a meaning (the merge key "<<", YAML 1.1's value key
-// "="), which sigs.k8s.io/yaml leaves bare.
+// str is s, or a token for it when it holds a Hidden character, a
+// newline included (YAML would write it raw, in a literal block, where a
+// holder's line reads as the document's own), or it is one of the keys
+// YAML gives a meaning (the merge key "<<", YAML 1.1's value key "="),
+// which sigs.k8s.io/yaml leaves bare.
 func (p *placeholders) str(s string, key bool) string {
-	if s != "<<" && s != "=" && !hasHidden(strings.ReplaceAll(s, "\n", "")) {
+	if s != "<<" && s != "=" && !hasHidden(s) {
 		return s
 	}
 	q := doubleQuoted(s)

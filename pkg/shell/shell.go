@@ -52,7 +52,8 @@ func Quoted(arg string) string {
 // plain is true for a non-empty word of letters, digits and the
 // punctuation no shell treats specially anywhere in a word: not '=' (zsh
 // expands a leading one to a command's path, and with MAGIC_EQUAL_SUBST
-// the text after any), not '~' (a home directory), not '%' or ','.
+// the text after any), not '~' (a home directory), not '%' (fish expands
+// %self), not ','. docs/output.md lists the same set (a test compares).
 func plain(arg string) bool {
 	if arg == "" {
 		return false
