@@ -29,6 +29,9 @@ func Cell(s string, width int) string {
 	if width < 1 {
 		width = math.MaxInt
 	}
+	if len(s) <= width && plainCell(s) {
+		return s
+	}
 	var b strings.Builder
 	used, kept := 0, 0 // columns counted; bytes of b within width-1 columns
 	for i := 0; i < len(s); {
@@ -57,4 +60,15 @@ func Cell(s string, width int) string {
 // ends s, or a space is beside it.
 func spaceShows(s string, i int) bool {
 	return i == 0 || i == len(s)-1 || s[i-1] == ' ' || s[i+1] == ' '
+}
+
+// plainCell is whether s is printable ASCII with no space that shows: a
+// cell of it is s itself, one column a byte.
+func plainCell(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || (c == ' ' && spaceShows(s, i)) {
+			return false
+		}
+	}
+	return true
 }

@@ -76,3 +76,13 @@ func TestWriter(t *testing.T) {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
+
+func BenchmarkCell(b *testing.B) {
+	for _, s := range []string{"root@captf-c-demo-apply-a1-d72d2a-x7k2p", "évil\x1b]0;x\x07 user@laptop", strings.Repeat("x", 250000)} {
+		b.Run(s[:4], func(b *testing.B) {
+			for b.Loop() {
+				Cell(s, 100)
+			}
+		})
+	}
+}
