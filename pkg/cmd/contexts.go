@@ -129,11 +129,11 @@ func contextFlags(fl *genericclioptions.ConfigFlags, name string) *genericcliopt
 }
 
 // oneClusterFlags are the connection flags that name one cluster or one
-// user's credential (the plugin has no --username or --password: cli-runtime
-// adds those only when asked). Given with several contexts they would send that
+// user's credential. Given with several contexts they would send that
 // credential to every cluster, or read one cluster under every context's
 // name, so they are refused then; with one context they apply, as with
-// --context.
+// --context. (The plugin has no --username or --password: cli-runtime adds
+// those only when asked.)
 var oneClusterFlags = []struct{ flag, names string }{
 	{"server", "one cluster's API server"},
 	{"cluster", "one cluster of the kubeconfig"},
@@ -168,7 +168,7 @@ func (o *LocksOptions) validateContexts() error {
 	if o.AllContexts {
 		scan = "--all-contexts"
 	}
-	if several := o.AllContexts || len(o.Contexts) > 1; several {
+	if o.AllContexts || len(o.Contexts) > 1 {
 		what := scan
 		if !o.AllContexts {
 			what = fmt.Sprintf("--contexts of %d contexts", len(o.Contexts))
