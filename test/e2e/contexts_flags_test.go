@@ -126,6 +126,11 @@ func TestContextsCarryTheConnectionFlags(t *testing.T) {
 		refusedBy(t, kc, path, "without impersonating a user", "--as-uid", "u-1")
 		refusedBy(t, kc, path, "without impersonating a user", "--as-group", "g")
 	}
+	// The request counter counts every context's requests.
+	_, one := countedCaptf(t, kc, "--context", "a", "locks")
+	if _, both := countedCaptf(t, kc, "--contexts", "a,b", "locks"); one == 0 || both != 2*one {
+		t.Errorf("requests counted: %d for --context a, %d for --contexts a,b", one, both)
+	}
 	// --as-group: the group's rights are the impersonated user's.
 	user, group := "captf-e2e-contexts", "captf-e2e-contexts-readers"
 	rules := []rbacv1.PolicyRule{read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
