@@ -171,11 +171,15 @@ is not all clear then.`,
 // It talks to no server.
 func (o *LocksOptions) Complete() error {
 	var err error
-	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
+	if o.multi() {
+		// Each context gets its own namespace and clients (scanContext):
+		// the current context is not read, so that a flag it cannot take
+		// fails each context, or is refused by Validate, as the flag says.
+		o.printer, err = o.print.ToPrinter()
 		return err
 	}
-	if o.multi() {
-		return nil // each context gets its own clients
+	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
+		return err
 	}
 	o.clients, err = o.factory.Clients()
 	return err
