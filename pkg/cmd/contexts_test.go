@@ -264,3 +264,24 @@ func TestContextsRefuseNames(t *testing.T) {
 		t.Errorf("-o name in one context: exit %d %q", res.code, res.out)
 	}
 }
+
+// A scan of several contexts does not read the current context first: a
+// flag no context can take (--as-uid without --as) fails each context,
+// with a warning each, as it fails --context.
+func TestContextsCheckEachContext(t *testing.T) {
+	f, srv := verdictsWorld().factory(t)
+	reads := readContexts(f, srv)
+	res := captf(t, f, "locks", "--all-contexts", "--as-uid", "u-1")
+	lines := strings.Split(strings.TrimSpace(res.err), "\n")
+	if res.code != ExitError || res.out != "" || len(lines) != 3 || lines[2] != "error: none of the 2 contexts could be read" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", res.code, res.out, res.err)
+	}
+	for i, ctx := range []string{"other", "test"} {
+		if !strings.HasPrefix(lines[i], "Warning: context "+ctx+": ") || !strings.Contains(lines[i], "without impersonating a user") {
+			t.Errorf("context %s: %q", ctx, lines[i])
+		}
+	}
+	if len(reads.cfgs) != 0 || len(srv.Requests()) != 0 {
+		t.Errorf("%d contexts read, %d requests", len(reads.cfgs), len(srv.Requests()))
+	}
+}
