@@ -24,9 +24,6 @@ import (
 // Tests build it from fakes.
 type factory struct {
 	getter genericclioptions.RESTClientGetter
-	// wrap wraps the rest.Config of each context that --contexts reads
-	// (the request counter); nil for none.
-	wrap func(*rest.Config) *rest.Config
 	// clients, once built.
 	clients *clients
 	// builder is cli-runtime's resource builder over the getter.
@@ -37,7 +34,9 @@ type factory struct {
 	// newClients when nil.
 	forContext func(*rest.Config) (*clients, error)
 	// flags are the connection flags as given on the command line, which
-	// every printed command carries (advice).
+	// every printed command carries (advice), and with which every context
+	// of --contexts is read (contextFlags), its WrapConfigFn (the request
+	// counter) included.
 	flags *genericclioptions.ConfigFlags
 	// getenv reads the environment (KUBECONFIG); os.Getenv when nil.
 	getenv func(string) string
@@ -146,8 +145,8 @@ func (f *factory) clock() time.Time {
 	return time.Now()
 }
 
-func newFactory(getter genericclioptions.RESTClientGetter, wrap func(*rest.Config) *rest.Config) *factory {
-	return &factory{getter: getter, wrap: wrap, builder: func() *resource.Builder { return resource.NewBuilder(getter) }}
+func newFactory(getter genericclioptions.RESTClientGetter) *factory {
+	return &factory{getter: getter, builder: func() *resource.Builder { return resource.NewBuilder(getter) }}
 }
 
 // namespace is the namespace of -n or the kubeconfig context.

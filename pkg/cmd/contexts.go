@@ -3,12 +3,11 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
@@ -22,18 +21,13 @@ const contextScans = 4
 // warning and a marked row, never the failure of the whole scan, unless
 // none could be read.
 func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList) error {
-	loader := o.factory.getter.ToRawKubeConfigLoader()
-	raw, err := loader.RawConfig()
+	raw, err := o.factory.flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return err
 	}
 	names := o.Contexts
 	if o.AllContexts {
-		names = nil
-		for name := range raw.Contexts {
-			names = append(names, name)
-		}
-		sort.Strings(names)
+		names = sortedKeys(raw.Contexts)
 	}
 	for _, n := range names {
 		if _, ok := raw.Contexts[n]; !ok {
@@ -46,17 +40,12 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 		err      error
 	}
 	scans := make([]scan, len(names))
-	// -n applies to every context; without it each uses its own.
-	ns, nsGiven, err := loader.Namespace()
-	if err != nil || !nsGiven {
-		ns = ""
-	}
 	var g errgroup.Group
 	g.SetLimit(contextScans)
 	for i, name := range names {
 		g.Go(func() error {
 			s := &scans[i]
-			s.items, s.warnings, s.err = o.scanContext(ctx, raw, name, ns)
+			s.items, s.warnings, s.err = o.scanContext(ctx, name)
 			return nil
 		})
 	}
@@ -80,23 +69,19 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 	return nil
 }
 
-// scanContext reads one context's locks: its own cluster, credentials and
-// namespace (unless -n or -A says otherwise).
-func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config, name, namespace string) ([]v1alpha1.Lock, []string, error) {
-	cc := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, nil)
-	cfg, err := cc.ClientConfig()
+// scanContext reads one context's locks as `--context name` would, with
+// the other connection flags of the command line: its own cluster,
+// credentials and namespace unless a flag says otherwise (-A reads every
+// namespace).
+func (o *LocksOptions) scanContext(ctx context.Context, name string) ([]v1alpha1.Lock, []string, error) {
+	flags := contextFlags(o.factory.flags, name)
+	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.factory.wrap != nil {
-		cfg = o.factory.wrap(cfg)
-	}
-	ns := namespace
-	switch {
-	case o.AllNamespaces:
-		ns = ""
-	case ns == "":
-		if ns, _, err = cc.Namespace(); err != nil {
+	ns := ""
+	if !o.AllNamespaces {
+		if ns, _, err = flags.ToRawKubeConfigLoader().Namespace(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -108,10 +93,9 @@ func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config,
 	if err != nil {
 		return nil, nil, err
 	}
-	in := c.reader
 	cctx, cancel := context.WithTimeout(ctx, o.ContextTimeout)
 	defer cancel()
-	snap, err := in.Read(cctx, o.scope(ns))
+	snap, err := c.reader.Read(cctx, o.scope(ns))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,3 +108,83 @@ func (o *LocksOptions) scanContext(ctx context.Context, raw clientcmdapi.Config,
 	}
 	return items, rep.Warnings, nil
 }
+
+// contextFlags are the command line's connection flags with --context set
+// to name: what `kubectl --context name` builds its configuration from, so
+// that cli-runtime applies every flag given (--as, --request-timeout, -n,
+// the TLS flags, ...) to each context as kubectl would, and WrapConfigFn
+// (the request counter) wraps each. Each context gets flags of its own:
+// cli-runtime caches the configuration it loads in them.
+func contextFlags(fl *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
+	c := genericclioptions.NewConfigFlags(true)
+	c.CacheDir, c.KubeConfig = fl.CacheDir, fl.KubeConfig
+	c.ClusterName, c.AuthInfoName, c.Namespace = fl.ClusterName, fl.AuthInfoName, fl.Namespace
+	c.APIServer, c.TLSServerName, c.Insecure = fl.APIServer, fl.TLSServerName, fl.Insecure
+	c.CertFile, c.KeyFile, c.CAFile, c.BearerToken = fl.CertFile, fl.KeyFile, fl.CAFile, fl.BearerToken
+	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup = fl.Impersonate, fl.ImpersonateUID, fl.ImpersonateGroup
+	c.Username, c.Password = fl.Username, fl.Password
+	c.Timeout, c.DisableCompression, c.WrapConfigFn = fl.Timeout, fl.DisableCompression, fl.WrapConfigFn
+	c.Context = &name
+	return c
+}
+
+// oneClusterFlags are the connection flags that name one cluster or one
+// user's credential. Given with several contexts they would send that
+// credential to every cluster, or read one cluster under every context's
+// name, so they are refused then; with one context they apply, as with
+// --context. (The plugin has no --username or --password: cli-runtime adds
+// those only when asked.)
+var oneClusterFlags = []struct{ flag, names string }{
+	{"server", "one cluster's API server"},
+	{"cluster", "one cluster of the kubeconfig"},
+	{"certificate-authority", "one cluster's certificate authority"},
+	{"tls-server-name", "one cluster's server certificate"},
+	{"user", "one cluster's credential (a kubeconfig user)"},
+	{"token", "one cluster's credential"},
+	{"client-certificate", "one cluster's credential"},
+	{"client-key", "one cluster's credential"},
+}
+
+// givenOneClusterFlags are the oneClusterFlags given on the command line.
+func givenOneClusterFlags(cmd *cobra.Command) []string {
+	var given []string
+	for _, f := range oneClusterFlags {
+		if cmd.Flags().Changed(f.flag) {
+			given = append(given, f.flag)
+		}
+	}
+	return given
+}
+
+// validateContexts checks what --contexts and --all-contexts take: no
+// flag that names one cluster when several are read, and no -o name, whose
+// Lease names do not say which cluster they are in (the same object in two
+// clusters has a Lease of the same name).
+func (o *LocksOptions) validateContexts() error {
+	if !o.multi() {
+		return nil
+	}
+	scan := "--contexts"
+	if o.AllContexts {
+		scan = "--all-contexts"
+	}
+	if o.AllContexts || len(o.Contexts) > 1 {
+		what := scan
+		if !o.AllContexts {
+			what = fmt.Sprintf("--contexts of %d contexts", len(o.Contexts))
+		}
+		for _, f := range oneClusterFlags {
+			if slices.Contains(o.oneClusterGiven, f.flag) {
+				return fmt.Errorf("--%s cannot be used with %s: it names %s; read that context alone (--context)", f.flag, what, f.names)
+			}
+		}
+	}
+	if o.print.format() == "name" {
+		return fmt.Errorf("-o name cannot be used with %s: a Lease name does not say its cluster, and the same object in two clusters has a Lease of the same name; use -o json, or -o jsonpath='%s'", scan, contextNamesJSONPath)
+	}
+	return nil
+}
+
+// contextNamesJSONPath prints each lock of a scan of several contexts as
+// its context, namespace and Lease name, one a line: what -o name cannot.
+const contextNamesJSONPath = `{range .items[*]}{.context}{"\t"}{.metadata.namespace}{"\t"}{.metadata.name}{"\n"}{end}`

@@ -64,7 +64,10 @@ type LocksOptions struct {
 	namespace string
 	// contextGiven: --context was given, which names one cluster.
 	contextGiven bool
-	filter       verdictFilter
+	// oneClusterGiven are the oneClusterFlags given, refused when several
+	// contexts are read.
+	oneClusterGiven []string
+	filter          verdictFilter
 	// verdictSet: --verdict was given, perhaps with nothing in it.
 	verdictSet bool
 	// olderThanSet: --older-than was given (0 keeps every held lock).
@@ -113,6 +116,22 @@ longer ago than the duration. A held lock whose creation time cannot be read
 (no or unparseable lock info) is kept: its age is unknown, and a check for old
 locks must not miss it. An Unlocked lock has no age and is left out.
 
+--contexts and --all-contexts read each context as --context NAME would, with
+the other connection flags given: --kubeconfig, -n, --as, --as-group, --as-uid,
+--request-timeout, --insecure-skip-tls-verify, --disable-compression and
+--cache-dir apply to every context. The flags that name one cluster or one
+credential (--server, --cluster, --user, --token, --client-certificate,
+--client-key, --certificate-authority, --tls-server-name) apply when one
+context is read, and are an error with several.
+
+-o name prints the Lease of each lock, lease.coordination.k8s.io/NAME, as
+kubectl get -o name does: names of one cluster, to give kubectl captf unlock in
+that same context and namespace. It is an error with --contexts and
+--all-contexts: the same object in two clusters has a Lease of the same name.
+Use -o json there, or -o jsonpath with .context, .metadata.namespace and
+.metadata.name. With -A the names carry no namespace, but none can be taken
+for a CAPTF lock of another namespace: the name hashes the object's namespace.
+
 Exit codes: 0 success, also when nothing is found (said on stderr for the
 table); 1 error; 4 with --exit-code when at least one lock is listed; 130
 interrupted. With --exit-code and --contexts or --all-contexts, a context that
@@ -124,6 +143,7 @@ is not all clear then.`,
 			o.verdictSet = cmd.Flags().Changed("verdict")
 			o.olderThanSet = cmd.Flags().Changed("older-than")
 			o.contextGiven = cmd.Flags().Changed("context")
+			o.oneClusterGiven = givenOneClusterFlags(cmd)
 			return run(cmd.Context(), o)
 		},
 	}
@@ -133,8 +153,8 @@ is not all clear then.`,
 	fl.BoolVar(&o.AllWorkspaces, "all-workspaces", false, "List every lock-tfstate-* Lease, not only workspace \"default\", the only one CAPTF uses.")
 	fl.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch the locks and print each one whose verdict, holder or reason changes.")
 	fl.BoolVar(&o.WatchEvents, "output-watch-events", false, "With --watch, print the event type (ADDED, MODIFIED, DELETED) of each change.")
-	fl.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated); adds a CONTEXT column.")
-	fl.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently; adds a CONTEXT column.")
+	fl.StringSliceVar(&o.Contexts, "contexts", nil, "Scan these kubeconfig contexts concurrently (comma-separated), each as --context NAME with the other connection flags given; adds a CONTEXT column. Not with -o name; with two or more, not with a flag that names one cluster or one credential (--server, --token, ...: see above).")
+	fl.BoolVar(&o.AllContexts, "all-contexts", false, "Scan every context of the kubeconfig concurrently, each as --context NAME with the other connection flags given; adds a CONTEXT column. Not with -o name, nor with a flag that names one cluster or one credential (--server, --token, ...: see above).")
 	fl.DurationVar(&o.ContextTimeout, "context-timeout", o.ContextTimeout, "With --contexts or --all-contexts, how long each cluster may take.")
 	fl.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
@@ -151,11 +171,15 @@ is not all clear then.`,
 // It talks to no server.
 func (o *LocksOptions) Complete() error {
 	var err error
-	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
+	if o.multi() {
+		// Each context gets its own namespace and clients (scanContext):
+		// the current context is not read, so that a flag it cannot take
+		// fails each context, or is refused by Validate, as the flag says.
+		o.printer, err = o.print.ToPrinter()
 		return err
 	}
-	if o.multi() {
-		return nil // each context gets its own clients
+	if o.namespace, o.printer, err = o.factory.complete(o.print, o.AllNamespaces); err != nil {
+		return err
 	}
 	o.clients, err = o.factory.Clients()
 	return err
@@ -202,6 +226,9 @@ func (o *LocksOptions) Validate() error {
 	}
 	if o.multi() && o.contextGiven {
 		return fmt.Errorf("--context names one cluster; --contexts and --all-contexts name several")
+	}
+	if err := o.validateContexts(); err != nil {
+		return err
 	}
 	if o.Watch && o.ExitCode {
 		return fmt.Errorf("--exit-code reports one listing's result; it does not go with --watch, which never ends by itself")

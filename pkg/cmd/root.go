@@ -32,12 +32,11 @@ func NewCmdCaptf(streams genericiooptions.IOStreams) *cobra.Command {
 func newRoot(streams genericiooptions.IOStreams, f *factory) (*cobra.Command, *requestCounter) {
 	flags := genericclioptions.NewConfigFlags(true)
 	counter := newRequestCounter()
-	var wrap func(*rest.Config) *rest.Config
 	if counter != nil {
-		flags.WrapConfigFn, wrap = counter.wrap, counter.wrap
+		flags.WrapConfigFn = counter.wrap
 	}
 	if f == nil {
-		f = newFactory(flags, wrap)
+		f = newFactory(flags)
 	}
 	f.flags = flags
 	cmd := &cobra.Command{

@@ -120,7 +120,8 @@ func verdictsWorld() *world {
 // discovery. The kubeconfig (kubeconfig) stays the world's own, with its
 // fixed server names: the namespace, the contexts and the connection
 // flags that printed commands carry come from it, so the golden files
-// never hold the server's port.
+// never hold the server's port; the command line's flags load it too, as
+// the file $KUBECONFIG names.
 func (w *world) factory(t testing.TB) (*factory, *fakeapi.Server) {
 	t.Helper()
 	objs := make([]runtime.Object, len(w.objs))
@@ -133,6 +134,18 @@ func (w *world) factory(t testing.TB) (*factory, *fakeapi.Server) {
 		t.Fatal(err)
 	}
 	api := newServerGetter(srv.Config())
+	// The command line's own flags (factory.flags, with which --contexts
+	// reads each context) load the same kubeconfig, from $KUBECONFIG, and
+	// never the machine's.
+	raw, err := w.kubeconfig().RawConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(raw, path); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(clientcmd.RecommendedConfigPathEnvVar, path)
 	f := &factory{
 		getter:  genericclioptions.NewTestConfigFlags().WithClientConfig(w.kubeconfig()),
 		clients: c,

@@ -18,8 +18,14 @@ import (
 // grant binds a Role in the namespace to a user.
 func grant(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) {
 	t.Helper()
+	grantTo(t, ns, rbacv1.Subject{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}, rules...)
+}
+
+// grantTo binds a Role in the namespace to a user or a group.
+func grantTo(t *testing.T, ns string, subject rbacv1.Subject, rules ...rbacv1.PolicyRule) {
+	t.Helper()
 	ctx := context.Background()
-	name := "captf-e2e-" + user
+	name := "captf-e2e-" + subject.Name
 	_ = admin.Kube.RbacV1().RoleBindings(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	_ = admin.Kube.RbacV1().Roles(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if _, err := admin.Kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{}); err != nil {
@@ -28,7 +34,7 @@ func grant(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) {
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+		Subjects:   []rbacv1.Subject{subject},
 	}
 	if _, err := admin.Kube.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
