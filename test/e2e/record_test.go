@@ -203,7 +203,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 
 // An interrupt in the middle of `unlock --all-stale --confirm` over many
 // Stale locks (SIGHUP from the terminal closing under it, SIGQUIT,
-// SIGTERM) ends the run as Ctrl-C does: the write in flight when it comes
+// SIGTERM) ends the run as Ctrl-C (SIGINT) does: the write in flight when it comes
 // is finished and recorded, nothing after it is written, so every lock
 // cleared has its Event, and the exit code is 128 + the signal. The
 // signal comes while the server holds the fourth Lease write. After the
@@ -217,6 +217,7 @@ func TestUnlockAllStaleInterruptedKeepsEveryRecord(t *testing.T) {
 		code int
 	}{
 		{"terminal hung up", syscall.SIGHUP, 129},
+		{"Ctrl-C", syscall.SIGINT, 130},
 		{"SIGQUIT", syscall.SIGQUIT, 131},
 		{"SIGTERM", syscall.SIGTERM, 143},
 	} {
