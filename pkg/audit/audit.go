@@ -32,7 +32,8 @@ type Holder struct {
 // pass for the note's own words or hide. Only the holder's part is cut to
 // fit MaxNote, and the cut is marked. user is "" when the server would not
 // say who the user is; impersonated is true when the run impersonated
-// that user (--as), whose real identity only the audit log records.
+// that user (--as, or as: in the kubeconfig), whose real identity only the
+// audit log records.
 func Note(user string, impersonated bool, namespace, lease, verdict string, h Holder) string {
 	who := "an unidentified user"
 	if user != "" {

@@ -22,6 +22,7 @@ func heldAt(name string, c *time.Time) v1alpha1.Lock {
 
 func TestAgeFilter(t *testing.T) {
 	now := clock
+	year9999 := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ago time.Duration) *time.Time { c := now.Add(-ago); return &c }
 	locks := []v1alpha1.Lock{
 		heldAt("old", at(2*time.Hour)),
@@ -29,7 +30,11 @@ func TestAgeFilter(t *testing.T) {
 		heldAt("exactly", at(30*time.Minute)),
 		heldAt("undated", nil),
 		lockOf("free", v1alpha1.Unlocked),
-		heldAt("future", at(-time.Hour)), // a workstation's clock ahead
+		heldAt("ahead", at(-4*time.Minute)), // a clock a little ahead: a time
+		heldAt("future", at(-time.Hour)),    // too far ahead: unknown
+		heldAt("year9999", &year9999),       // a holder's Created: 9999-01-01
+		heldAt("skew", at(-maxClockSkew)),   // just at the bound: a time
+		heldAt("past-skew", at(-maxClockSkew-time.Second)),
 	}
 	names := func(ls []v1alpha1.Lock) string {
 		var n []string
@@ -43,13 +48,15 @@ func TestAgeFilter(t *testing.T) {
 		d    time.Duration
 		want string
 	}{
-		{false, 0, "old,young,exactly,undated,free,future"},
-		// Older than 30m: created strictly before now-30m; the undated
-		// held lock is kept, the unlocked one has no age.
-		{true, 30 * time.Minute, "old,undated"},
-		{true, 3 * time.Hour, "undated"},
-		// 0 keeps every held lock created before now.
-		{true, 0, "old,young,exactly,undated"},
+		{false, 0, "old,young,exactly,undated,free,ahead,future,year9999,skew,past-skew"},
+		// Older than 30m: created strictly before now-30m; the held locks
+		// that cannot be dated (unreadable, or dated more than
+		// maxClockSkew ahead) are kept, the unlocked one has no age.
+		{true, 30 * time.Minute, "old,undated,future,year9999,past-skew"},
+		{true, 3 * time.Hour, "undated,future,year9999,past-skew"},
+		// 0 keeps every held lock created before now, and those it
+		// cannot date.
+		{true, 0, "old,young,exactly,undated,future,year9999,past-skew"},
 	} {
 		f, err := newAgeFilter(c.set, c.d, now)
 		if err != nil {

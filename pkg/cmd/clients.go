@@ -189,6 +189,9 @@ type clients struct {
 	kube     kubernetes.Interface
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
+	// impersonated: the resolved configuration impersonates (--as and
+	// --as-group, or as: and as-groups: on the kubeconfig's user).
+	impersonated bool
 }
 
 // newClients builds every client from one rest.Config, with the engine's
@@ -198,5 +201,7 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{reader: in, kube: in.Client, dynamic: in.Dynamic, metadata: in.Metadata}, nil
+	imp := cfg.Impersonate
+	impersonated := imp.UserName != "" || imp.UID != "" || len(imp.Groups) > 0 || len(imp.Extra) > 0
+	return &clients{reader: in, kube: in.Client, dynamic: in.Dynamic, metadata: in.Metadata, impersonated: impersonated}, nil
 }

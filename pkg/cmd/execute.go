@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -23,9 +24,59 @@ const (
 	// listed: not 0 (nothing found) and not 1 (an error), so that a cron
 	// job or a CI step can tell the three apart.
 	ExitFound = 4
-	// ExitInterrupted is the shell's code for a command ended by Ctrl-C.
+	// ExitInterrupted is the shell's code for a command ended by Ctrl-C
+	// (SIGINT): 128 + the signal's number, as for every signal in
+	// interrupts.
 	ExitInterrupted = 130
 )
+
+// interrupts are the signals that end a run as Ctrl-C does: the context
+// is cancelled, so that what is in flight ends cleanly, and a write begun
+// is finished and put on record (report line and Event) before the run
+// stops. SIGHUP comes with a closed terminal or a dropped ssh session,
+// SIGTERM from kill and from a pod's termination, SIGQUIT from Ctrl-\;
+// left to Go's defaults they would end the process at once, between a
+// write and its record (SIGQUIT with a dump of every goroutine). The exit
+// code is the shell's for each: 128 + its number (129, 130, 131, 143).
+var interrupts = []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM}
+
+// interrupted is the cause of a run's context cancelled by a signal.
+type interrupted struct{ sig syscall.Signal }
+
+func (i interrupted) Error() string { return "interrupted by " + i.sig.String() }
+
+// exitFor is the exit code of a run whose context ended with cause:
+// 128 + the signal's number, ExitInterrupted for a context cancelled
+// otherwise (as Ctrl-C would).
+func exitFor(cause error) int {
+	var i interrupted
+	if errors.As(cause, &i) {
+		return 128 + int(i.sig)
+	}
+	return ExitInterrupted
+}
+
+// notifyContext is signal.NotifyContext for interrupts, keeping which
+// signal came as the context's cause. Signals after the first are taken
+// and ignored until stop, so that a second Ctrl-C does not kill the run
+// while it finishes the record of a write.
+func notifyContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, interrupts...)
+	go func() {
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			cancel(interrupted{sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
+}
 
 // exitCode ends a command whose output already said why, with that code.
 type exitCode int
@@ -69,7 +120,7 @@ func run(ctx context.Context, o options) error {
 // Execute runs the root command and returns the process exit code. Errors
 // are printed as kubectl prints them: one line, "error: ...".
 func Execute(streams genericiooptions.IOStreams, args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	defer stop()
 	return execute(ctx, streams, args, nil)
 }
@@ -84,8 +135,8 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	root.SetErr(streams.ErrOut)
 	err := root.ExecuteContext(ctx)
 	switch {
-	case ctx.Err() != nil: // Ctrl-C, also ending a watch
-		return ExitInterrupted
+	case ctx.Err() != nil: // Ctrl-C or another of interrupts, also ending a watch
+		return exitFor(context.Cause(ctx))
 	case err == nil:
 		return ExitOK
 	}

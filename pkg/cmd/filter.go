@@ -63,12 +63,26 @@ func (f verdictFilter) filter(locks []v1alpha1.Lock) []v1alpha1.Lock {
 // ageFilter is `locks --older-than`: it keeps the held locks whose
 // lock-info Created is before the cutoff. A held lock whose Created cannot
 // be read (no or unparseable lock info) is kept, for its age is unknown
-// and a check for old locks must not miss one it cannot date. An unlocked
-// lock has no age and is dropped. The zero filter keeps every lock.
+// and a check for old locks must not miss one it cannot date; so is one
+// whose Created is further ahead of the run's clock than maxClockSkew,
+// which no clock wrote honestly. An unlocked lock has no age and is
+// dropped. The zero filter keeps every lock.
 type ageFilter struct {
 	set    bool
 	cutoff time.Time
+	// future is the latest Created read as a time: later is unknown.
+	future time.Time
 }
+
+// maxClockSkew is how far ahead of this machine's clock a lock's Created
+// may be and still be read as a time: the holder wrote it with its own
+// clock (a runner pod's node, a workstation), which may run a little
+// ahead. Beyond that, the time says nothing of the lock's age (a holder
+// may write Created: 9999-01-01, on purpose or not), and a lock that
+// --older-than dropped for it would be invisible to the cron check.
+// Five minutes is Kerberos' default tolerance, a common bound for clocks
+// that are meant to be synchronised.
+const maxClockSkew = 5 * time.Minute
 
 // newAgeFilter keeps the locks older than d at now; set is false when
 // --older-than was not given.
@@ -79,7 +93,7 @@ func newAgeFilter(set bool, d time.Duration, now time.Time) (ageFilter, error) {
 	if d < 0 {
 		return ageFilter{}, fmt.Errorf("--older-than %s is negative: give a duration of 0 or more, such as 30m or 2h", d)
 	}
-	return ageFilter{set: true, cutoff: now.Add(-d)}, nil
+	return ageFilter{set: true, cutoff: now.Add(-d), future: now.Add(maxClockSkew)}, nil
 }
 
 // keep says whether the filter lets the lock through.
@@ -90,6 +104,8 @@ func (f ageFilter) keep(l *v1alpha1.Lock) bool {
 	case l.Lock == nil: // unlocked: no age
 		return false
 	case l.Lock.Created == nil: // held, age unknown
+		return true
+	case l.Lock.Created.After(f.future): // held, dated where no clock is
 		return true
 	}
 	return l.Lock.Created.Before(f.cutoff)

@@ -113,8 +113,9 @@ captfDeletesLease say when.
 
 --older-than keeps only the held locks whose lock info says they were created
 longer ago than the duration. A held lock whose creation time cannot be read
-(no or unparseable lock info) is kept: its age is unknown, and a check for old
-locks must not miss it. An Unlocked lock has no age and is left out.
+(no or unparseable lock info), or is more than 5 minutes ahead of this
+machine's clock, is kept: its age is unknown, and a check for old locks must
+not miss it. An Unlocked lock has no age and is left out.
 
 --contexts and --all-contexts read each context as --context NAME would, with
 the other connection flags given: --kubeconfig, -n, --as, --as-group, --as-uid,
@@ -133,8 +134,8 @@ Use -o json there, or -o jsonpath with .context, .metadata.namespace and
 for a CAPTF lock of another namespace: the name hashes the object's namespace.
 
 Exit codes: 0 success, also when nothing is found (said on stderr for the
-table); 1 error; 4 with --exit-code when at least one lock is listed; 130
-interrupted. With --exit-code and --contexts or --all-contexts, a context that
+table); 1 error; 4 with --exit-code when at least one lock is listed; 128 +
+the signal when interrupted (130 Ctrl-C). With --exit-code and --contexts or --all-contexts, a context that
 cannot be read makes it exit 1 when nothing is found elsewhere: nothing found
 is not all clear then.`,
 		Example: locksExample,
@@ -158,7 +159,7 @@ is not all clear then.`,
 	fl.DurationVar(&o.ContextTimeout, "context-timeout", o.ContextTimeout, "With --contexts or --all-contexts, how long each cluster may take.")
 	fl.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
-	fl.DurationVar(&o.OlderThan, "older-than", 0, "Keep only the held locks created longer ago than this Go duration (e.g. 30m, 2h), by their lock info's created time. A held lock whose created time cannot be read is kept; Unlocked locks are left out. Not with --watch.")
+	fl.DurationVar(&o.OlderThan, "older-than", 0, "Keep only the held locks created longer ago than this Go duration (e.g. 30m, 2h), by their lock info's created time. A held lock whose created time cannot be read, or is over 5m ahead of this clock, is kept; Unlocked locks are left out. Not with --watch.")
 	fl.BoolVar(&o.ExitCode, "exit-code", false, fmt.Sprintf("Exit with code %d when at least one lock is listed, 0 when none is (for cron and CI; 1 stays an error). Not with --watch.", ExitFound))
 	_ = cmd.RegisterFlagCompletionFunc("verdict", completeValues(verdictNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", completeValues(".lock.created", ".metadata.name", ".metadata.namespace", ".verdict", ".object.name", ".lock.who"))

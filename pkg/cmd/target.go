@@ -34,14 +34,31 @@ type target struct {
 // kind, singular, plural, group-qualified or short name of a CAPTF kind, or
 // lease/NAME for any Terraform lock Lease (which also works where CAPTF's
 // CRDs are not installed).
+//
+// The type is resolved first, through discovery only; a type that cannot
+// be a lock (a Secret, say) is refused before any request reads the
+// object, so that naming one never fetches its data.
 func resolveTarget(f *factory, namespace string, args []string) (*target, error) {
-	infos, err := f.builder().
+	res := f.builder().
 		Unstructured().
 		NamespaceParam(namespace).DefaultNamespace().
 		ResourceTypeOrNameArgs(false, args...).
 		SingleResourceType().
 		Flatten().
-		Do().Infos()
+		Do()
+	if err := res.Err(); err != nil {
+		return nil, targetError(err, namespace)
+	}
+	mapping, err := res.ResourceMapping()
+	if err != nil {
+		return nil, err
+	}
+	gk := mapping.GroupVersionKind.GroupKind()
+	kind, isObject := object.KindByName(gk.Kind)
+	if gk != leaseGK && (gk.Group != object.Group || !isObject) {
+		return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
+	}
+	infos, err := res.Infos()
 	if err != nil {
 		return nil, targetError(err, namespace)
 	}
@@ -49,25 +66,17 @@ func resolveTarget(f *factory, namespace string, args []string) (*target, error)
 		return nil, fmt.Errorf("name exactly one object, not %d", len(infos))
 	}
 	info := infos[0]
-	gk := info.Mapping.GroupVersionKind.GroupKind()
 	t := &target{Namespace: info.Namespace}
-	switch {
-	case gk == leaseGK:
+	if gk == leaseGK {
 		if !inspect.IsLockLease(info.Name) {
 			return nil, fmt.Errorf("lease %q is not a Terraform lock Lease (%s<workspace>-<suffix>); CAPTF's own leases are never unlocked", info.Name, object.LockLeasePrefix)
 		}
 		t.Lease, t.Arg = info.Name, "lease/"+info.Name
-	case gk.Group == object.Group:
-		k, ok := object.KindByName(gk.Kind)
-		if !ok {
-			return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
-		}
-		r := object.Ref{Kind: k, Namespace: info.Namespace, Name: info.Name}
-		t.Object, t.Lease, t.Arg = &r, object.LockLeaseName(object.DefaultWorkspace, r.Suffix()), r.String()
-		t.Fetched, _ = info.Object.(*unstructured.Unstructured)
-	default:
-		return nil, fmt.Errorf("%s has no Terraform state: name a TerraformCluster, TerraformMachine, TerraformMachinePool or a lock lease", strings.ToLower(gk.Kind))
+		return t, nil
 	}
+	r := object.Ref{Kind: kind, Namespace: info.Namespace, Name: info.Name}
+	t.Object, t.Lease, t.Arg = &r, object.LockLeaseName(object.DefaultWorkspace, r.Suffix()), r.String()
+	t.Fetched, _ = info.Object.(*unstructured.Unstructured)
 	return t, nil
 }
 

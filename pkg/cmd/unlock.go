@@ -65,16 +65,23 @@ the server refuses it (Conflict, exit 3) if the Lease changed in between. What
 it does not: it cannot pin what an earlier dry run or listing showed; that is
 what --id is for. And it does not stop a holder that is still running: the
 runtimes do not fence state writes with the lock. An Event (reason
-OperatorForceUnlocked) records the unlock.
+OperatorForceUnlocked) records the unlock. When it cannot be created, the lock
+is cleared all the same, but the command fails (exit 1) and --all-stale clears
+nothing more: no write follows one that is not on record.
 
 With --all-stale each lock's outcome is printed as it happens (json and yaml
 print them all at the end, also after a failure or Ctrl-C): Unlocked,
 AlreadyUnlocked (the Lease vanished or was released meanwhile), Refused,
 Conflict or Failed.
 
+An interrupt (Ctrl-C; SIGHUP from a closed terminal or a dropped ssh session;
+SIGTERM; SIGQUIT) ends the run after the lock in hand: a write already sent
+is finished, reported and recorded, and nothing after it is written.
+
 Exit codes: the worst outcome. 0 done (or, in a dry run, would be done, or
-nothing to unlock), 1 an error or a lock failed, 3 refused by a guard or the
-lock changed while unlocking, 130 interrupted.`
+nothing to unlock), 1 an error, a lock failed or an unlock not recorded, 3
+refused by a guard or the lock changed while unlocking, 128 + the signal when
+interrupted (130 Ctrl-C, 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM).`
 
 // UnlockOptions are the options of `kubectl captf unlock`.
 type UnlockOptions struct {
@@ -156,7 +163,7 @@ func (o *UnlockOptions) Complete() error {
 		return err
 	}
 	b := o.factory.advice()
-	o.unlocker = &unlock.Unlocker{Reader: c.reader, Client: c.kube, Dynamic: c.dynamic, Advice: b, Impersonated: b.Conn.As != "", Now: o.factory.clock}
+	o.unlocker = &unlock.Unlocker{Reader: c.reader, Client: c.kube, Dynamic: c.dynamic, Advice: b, Impersonated: c.impersonated, Now: o.factory.clock}
 	return nil
 }
 
@@ -173,8 +180,9 @@ func (o *UnlockOptions) Validate() error {
 
 // Run unlocks and prints. Each lock's outcome is printed as it happens,
 // so that what was cleared is on record whatever comes after it: a lock
-// that fails, or Ctrl-C. The exit code is the worst outcome: 130 when
-// interrupted, 1 when any failed, 3 when any was refused or conflicted.
+// that fails, or an interrupt. The exit code is the worst outcome: 128 +
+// the signal when interrupted, 1 when any failed or an unlock is not on
+// record (then --all-stale stops), 3 when any was refused or conflicted.
 func (o *UnlockOptions) Run(ctx context.Context) error {
 	o.stdout = &checkedWriter{w: o.Out}
 	o.Out = o.stdout
@@ -232,7 +240,9 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		}
 		o.settle(ctx, out, opts)
 		outcomes = append(outcomes, out)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || out.Unrecorded {
+			// An unlock not on record stops the run before any other
+			// write: one write at a time is on record, or none follows.
 			break
 		}
 	}
@@ -244,7 +254,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.ErrOut, "No stale locks found %s.\n", where)
 	}
 	if len(outcomes) > 0 && o.print.isHuman() {
-		fmt.Fprintf(o.Out, "\n%s\n", summary(outcomes, ctx.Err() != nil))
+		fmt.Fprintf(o.Out, "\n%s\n", summary(outcomes, ctx.Err() != nil, unrecorded(outcomes) != nil))
 	}
 	return o.finish(outcomes, ctx)
 }
@@ -366,6 +376,13 @@ func (o *UnlockOptions) finish(outcomes []*unlock.Outcome, ctx context.Context) 
 			return fmt.Errorf("printing the outcome as %s: %w (the outcome of every lock is above, on stderr)", o.print.format(), err)
 		}
 	}
+	if out := unrecorded(outcomes); out != nil {
+		more := ""
+		if o.AllStale {
+			more = "; the run stopped there, so no other lock was cleared"
+		}
+		return fmt.Errorf("lease %s in namespace %s was unlocked, but the unlock is not on record: its Event could not be created (the warning above says why)%s", out.Lease, out.Namespace, more)
+	}
 	if o.stdout.err != nil {
 		return fmt.Errorf("writing the output: %w (every lock cleared is reported on stderr)", o.stdout.err)
 	}
@@ -481,7 +498,18 @@ func printAfter(w io.Writer, out *unlock.Outcome) {
 	}
 }
 
-func summary(outcomes []*unlock.Outcome, interrupted bool) string {
+// unrecorded is the outcome whose unlock could not be recorded as an
+// Event, nil for none: the run stops after it.
+func unrecorded(outcomes []*unlock.Outcome) *unlock.Outcome {
+	for _, out := range outcomes {
+		if out.Unrecorded {
+			return out
+		}
+	}
+	return nil
+}
+
+func summary(outcomes []*unlock.Outcome, interrupted, unrecorded bool) string {
 	counts := map[v1alpha1.Action]int{}
 	for _, o := range outcomes {
 		counts[o.Action]++
@@ -501,8 +529,11 @@ func summary(outcomes []*unlock.Outcome, interrupted bool) string {
 		noun = "stale lock"
 	}
 	s := fmt.Sprintf("%d %s: %s.", len(outcomes), noun, strings.Join(parts, ", "))
-	if interrupted {
+	switch {
+	case interrupted:
 		s += " Interrupted: the locks after these were not looked at."
+	case unrecorded:
+		s += " Stopped: the last unlock could not be recorded as an Event, so the locks after it were not looked at."
 	}
 	return s
 }

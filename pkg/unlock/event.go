@@ -2,17 +2,23 @@ package unlock
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/audit"
@@ -44,8 +50,7 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 	host, _ := os.Hostname()
 	now := u.now()
 	ev := &eventsv1.Event{
-		// Named as client-go's recorders name theirs: "<object>.<time in hex>".
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", regarding.Name, now.UnixNano()), Namespace: regarding.Namespace},
+		ObjectMeta:          metav1.ObjectMeta{Name: eventName(regarding.Name, now), Namespace: regarding.Namespace},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: audit.Controller,
 		ReportingInstance:   truncate("kubectl-captf-"+host, 128),
@@ -55,11 +60,42 @@ func (u *Unlocker) recordEvent(ctx context.Context, r inspect.Result) (string, e
 		Regarding:           regarding,
 		Note:                note,
 	}
-	created, err := u.Client.EventsV1().Events(regarding.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+	// The name is fixed before the first attempt, so a create sent again
+	// after an answer that was lost cannot record the unlock twice: the
+	// server answers AlreadyExists, which means recorded.
+	events := u.Client.EventsV1().Events(regarding.Namespace)
+	tries := 0
+	err := retry.OnError(retry.DefaultBackoff, func(err error) bool { return ctx.Err() == nil && !refusedForSure(err) }, func() error {
+		tries++
+		_, err := events.Create(ctx, ev, metav1.CreateOptions{})
+		if tries > 1 && apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
-	return created.Name, nil
+	return ev.Name, nil
+}
+
+// eventName names the Event as client-go's recorders name theirs,
+// "<object>.<time in hex>", when that is a valid name (a DNS-1123
+// subdomain, 253 characters at most): for an object name of up to 236
+// characters. A longer one is cut, and a hash of the whole name follows
+// the cut, so that two long names that share their first characters keep
+// Events of their own: "<cut>.<hash>.<time in hex>". A cut never ends in
+// "-" or ".", which would make the name invalid (a valid object name
+// starts with a letter or digit, so something is always left).
+func eventName(object string, at time.Time) string {
+	suffix := "." + strconv.FormatUint(uint64(at.UnixNano()), 16)
+	if len(object)+len(suffix) <= validation.DNS1123SubdomainMaxLength {
+		return object + suffix
+	}
+	sum := sha256.Sum256([]byte(object))
+	hash := "." + hex.EncodeToString(sum[:8])
+	cut := strings.TrimRight(object[:validation.DNS1123SubdomainMaxLength-len(hash)-len(suffix)], "-.")
+	return cut + hash + suffix
 }
 
 // whoami names the requesting user through a SelfSubjectReview, when

@@ -33,8 +33,9 @@ type Unlocker struct {
 	// Advice builds the commands an outcome suggests, with the connection
 	// flags of this run.
 	Advice advice.Builder
-	// Impersonated is true when the run impersonates (--as): the Event's
-	// note then says the user it names was impersonated.
+	// Impersonated is true when the run impersonates, as its resolved
+	// client configuration says (--as, or as: on the kubeconfig's user):
+	// the Event's note then says the user it names was impersonated.
 	Impersonated bool
 	// BeforeWrite, when set, runs between the read and the write. Tests
 	// use it to change the Lease in that window.
@@ -82,6 +83,10 @@ type Outcome struct {
 	// WriteUnknown is set on a Failed outcome whose write may have been
 	// applied all the same.
 	WriteUnknown bool
+	// Unrecorded is set on an unlock whose Event could not be created:
+	// the lock is cleared, but nothing in the cluster says who cleared
+	// it. Its Warnings say why.
+	Unrecorded bool
 }
 
 // Failed is the outcome of a lock that could not be read or written.
@@ -237,7 +242,15 @@ func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Option
 			return nil, err
 		}
 	}
-	switch err := u.write(ctx, r.Source); {
+	if ctx.Err() != nil {
+		return nil, errInterruptedBeforeWrite
+	}
+	// Once sent, the write is not cancelled by an interrupt: a write
+	// cancelled in flight may be applied with no answer, so that it is
+	// neither reported nor recorded. writeTimeout bounds it instead.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	switch err := u.write(wctx, r.Source); {
 	case apierrors.IsNotFound(err):
 		out.Action, out.Message = v1alpha1.AlreadyUnlocked, "the Lease was deleted since it was read, so there is nothing to unlock; nothing was written"
 		return out, nil
@@ -290,14 +303,25 @@ func (u *Unlocker) write(ctx context.Context, read *coordinationv1.Lease) error 
 	return err
 }
 
-// recordTimeout bounds the Event and the reconcile patch after a write.
-const recordTimeout = 30 * time.Second
+// recordTimeout bounds the Event and the reconcile patch after a write;
+// writeTimeout the write, which an interrupt does not cancel either.
+const (
+	recordTimeout = 30 * time.Second
+	writeTimeout  = 30 * time.Second
+)
+
+// errInterruptedBeforeWrite: the run was interrupted after the lock was
+// read and before its write was sent, so nothing was written.
+var errInterruptedBeforeWrite = errors.New("interrupted before the write was sent")
 
 // Record follows an unlock that wrote (ActionUnlocked): it records the
 // Event and, when asked, triggers a reconcile. Their failures are
-// warnings: the lock is already clear. It does nothing for other outcomes.
-// Ctrl-C does not stop it: the lock is cleared, and its record is part of
-// that write; recordTimeout bounds it instead.
+// warnings, for the lock is already clear; an Event that could not be
+// created also marks the outcome Unrecorded, which the command turns into
+// an error before any other write. A create that failed without the
+// server refusing it is sent again, a few times. It does nothing for
+// other outcomes. An interrupt does not stop it: the lock is cleared, and
+// its record is part of that write; recordTimeout bounds it instead.
 func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
 	if out.Action != v1alpha1.ActionUnlocked {
 		return
@@ -306,6 +330,7 @@ func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
 	defer cancel()
 	name, err := u.recordEvent(ctx, out.Result)
 	if err != nil {
+		out.Unrecorded = true
 		out.Warnings = append(out.Warnings, "the unlock was not recorded as an Event: "+err.Error())
 	}
 	out.Event = name
