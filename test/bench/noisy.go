@@ -138,7 +138,7 @@ func seedEvents(ctx context.Context, cs *testbed.Clients, ns string, n int) erro
 // reports it.
 func eventAbout(ns, kind, name, reason, note string) *eventsv1.Event {
 	return &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(name) + ".", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(name) + "-", Namespace: ns},
 		EventTime:  metav1.NewMicroTime(time.Now()),
 		Regarding:  corev1.ObjectReference{Kind: kind, Name: name, Namespace: ns},
 		Reason:     reason, Note: note, Type: corev1.EventTypeWarning, Action: "Run",

@@ -30,7 +30,7 @@ func eventAbout(t *testing.T, ns, kind, name, reason, note string) {
 
 func createEvent(ns, kind, name, reason, note string) error {
 	e := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(name) + ".", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(name) + "-", Namespace: ns},
 		EventTime:  metav1.NewMicroTime(time.Now()),
 		Regarding:  corev1.ObjectReference{Kind: kind, Name: name, Namespace: ns},
 		Reason:     reason, Note: note, Type: corev1.EventTypeWarning, Action: "Run",
