@@ -45,7 +45,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *only != "" {
-		if err := runOnly(c, *only); err != nil {
+		if err := runOnly(c, *only, *baseline); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(1)
 		}
@@ -81,7 +81,7 @@ func serveBed(c bench.Config) error {
 
 // runOnly runs one case alone, for a quick measure of it without the
 // whole benchmark, and prints its section of docs/benchmarks.md.
-func runOnly(c bench.Config, name string) error {
+func runOnly(c bench.Config, name, baseline string) error {
 	if name != "explain-noisy" {
 		return fmt.Errorf("-only %q: the cases are explain-noisy", name)
 	}
@@ -93,6 +93,11 @@ func runOnly(c bench.Config, name string) error {
 	plugin, err := buildPlugin(dir)
 	if err != nil {
 		return err
+	}
+	if baseline != "" {
+		if c.Baseline, c.BaselineLabel, err = buildAt(baseline, dir); err != nil {
+			return err
+		}
 	}
 	md, err := bench.RunNoisy(context.Background(), c, plugin, os.Stderr)
 	if err != nil {

@@ -67,11 +67,18 @@ func noisy(ctx context.Context, c Config, plugin string, log io.Writer) (*Noisy,
 	}
 	defer os.RemoveAll(dir)
 	_, counted := env(bed, plugin, dir)
-	spec := func(name string, r object.Ref) cmdSpec {
-		return cmdSpec{name: name, shown: "kubectl captf explain " + r.String() + " -n " + r.Namespace + " -o json", env: counted,
-			argv: []string{plugin, "explain", r.String(), "-n", r.Namespace, "-o", "json"}, runs: c.NoisyRuns}
+	spec := func(name string, r object.Ref, bin, label string) cmdSpec {
+		shown := "kubectl captf explain " + r.String() + " -n " + r.Namespace + " -o json"
+		if label != "" {
+			shown += ", as built at " + label
+		}
+		return cmdSpec{name: name, shown: shown, env: counted, argv: []string{bin, "explain", r.String(), "-n", r.Namespace, "-o", "json"}, runs: c.NoisyRuns}
 	}
-	rows, err := measureAll(ctx, []cmdSpec{spec(rowQuiet, quiet), spec(rowNoisy, loud)}, apiserver(bed), log)
+	specs := []cmdSpec{spec(rowQuiet, quiet, plugin, ""), spec(rowNoisy, loud, plugin, "")}
+	if c.Baseline != "" {
+		specs = append(specs, spec(rowQuiet+"-before", quiet, c.Baseline, c.BaselineLabel), spec(rowNoisy+"-before", loud, c.Baseline, c.BaselineLabel))
+	}
+	rows, err := measureAll(ctx, specs, apiserver(bed), log)
 	if err != nil {
 		return nil, err
 	}
@@ -161,5 +168,9 @@ func (n *Noisy) markdown() string {
 	x := ratio(int64(l.Wall), int64(q.Wall))
 	b.WriteString("\nTarget (issue 28), this run:\n\n")
 	fmt.Fprintf(&b, "- explain with the unrelated Events at most %.1fx its time without them: **%.2fx**, %s.\n", targetNoisy, x, verdict(x <= targetNoisy))
+	if len(n.Rows) == 4 {
+		qb, lb := n.Rows[2].Median, n.Rows[3].Median
+		fmt.Fprintf(&b, "- as built before (%s): **%.2fx**.\n", strings.TrimPrefix(n.Rows[2].Command[strings.LastIndex(n.Rows[2].Command, " "):], " "), ratio(int64(lb.Wall), int64(qb.Wall)))
+	}
 	return b.String()
 }
