@@ -35,14 +35,15 @@ func OwnerLabels(r object.Ref) map[string]string {
 // the lock Lease and on every state Secret: the owner labels, the
 // cluster's name and clusterctl's move label
 // (captf-io/cluster-api-provider-terraform internal/state/labels.go
-// BackendLabels, and its locked fixture
-// internal/state/testdata/fixtures/terraform-locked.yaml, at
-// e049ea25e6205660141388a3dc45817fcf7cb6d7). CAPTF takes the cluster's
+// BackendLabels at e049ea25e6205660141388a3dc45817fcf7cb6d7, and its
+// locked fixture internal/state/testdata/fixtures/terraform-locked.yaml
+// at d6986f4646de003dbde2b12ec279505307a1b667). CAPTF takes the cluster's
 // name from the Cluster it found for the object: a TerraformCluster's
 // owning Cluster, the Cluster a machine's or pool's
 // cluster.x-k8s.io/cluster-name label names (internal/controllers/shared
-// LookupCluster); like the owner's name, a name longer than a label value
-// is its hash.
+// LookupCluster, and terraformmachine/adapter.go Owner at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517); like the owner's name, a
+// name longer than a label value is its hash (state.LabelValue).
 func BackendLabels(r object.Ref, cluster string) map[string]string {
 	l := OwnerLabels(r)
 	l[ClusterNameLabel], l[labelMove] = labelValue(cluster), ""
