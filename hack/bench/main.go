@@ -32,6 +32,9 @@ func main() {
 	flag.IntVar(&c.AllStaleLeases, "all-stale-leases", c.AllStaleLeases, "locks of the unlock --all-stale cluster (0 for none)")
 	flag.Float64Var(&c.AllStaleHeld, "all-stale-held", c.AllStaleHeld, "the share of them held (half of the held are Stale)")
 	flag.IntVar(&c.AllStaleRuns, "all-stale-runs", c.AllStaleRuns, "runs of locks -A and the dry run on that cluster")
+	flag.IntVar(&c.NoisyEvents, "noisy-events", c.NoisyEvents, "unrelated Events in the namespace of explain's noisy case (0 for none)")
+	flag.IntVar(&c.NoisyRuns, "noisy-runs", c.NoisyRuns, "runs of explain in the quiet and the noisy namespace")
+	only := flag.String("only", "", "run one case alone and print its section on stdout: explain-noisy")
 	baseline := flag.String("baseline", "", "a git revision to build and run side by side with this tree's build (locks -A and the --all-stale dry run)")
 	out := flag.String("out", "docs/benchmarks.md", "where to write the results ('-' for stdout)")
 	serve := flag.Bool("serve", false, "only seed a test-bed and keep it running until interrupted, for profiling")
@@ -40,6 +43,13 @@ func main() {
 	if c.Curve, err = parseInts(*curve); err != nil {
 		fmt.Fprintln(os.Stderr, "error: -curve:", err)
 		os.Exit(2)
+	}
+	if *only != "" {
+		if err := runOnly(c, *only, *baseline); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *serve {
 		if err := serveBed(c); err != nil {
@@ -69,15 +79,52 @@ func serveBed(c bench.Config) error {
 	return nil
 }
 
+// runOnly runs one case alone, for a quick measure of it without the
+// whole benchmark, and prints its section of docs/benchmarks.md.
+func runOnly(c bench.Config, name, baseline string) error {
+	if name != "explain-noisy" {
+		return fmt.Errorf("-only %q: the cases are explain-noisy", name)
+	}
+	dir, err := os.MkdirTemp("", "captf-bench-bin-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	plugin, err := buildPlugin(dir)
+	if err != nil {
+		return err
+	}
+	if baseline != "" {
+		if c.Baseline, c.BaselineLabel, err = buildAt(baseline, dir); err != nil {
+			return err
+		}
+	}
+	md, err := bench.RunNoisy(context.Background(), c, plugin, os.Stderr)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Print(md)
+	return err
+}
+
+// buildPlugin builds this tree's plugin into dir.
+func buildPlugin(dir string) (string, error) {
+	plugin := filepath.Join(dir, "kubectl-captf")
+	if b, err := exec.Command("go", "build", "-trimpath", "-o", plugin, "./cmd/kubectl-captf").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the plugin: %v\n%s", err, b)
+	}
+	return plugin, nil
+}
+
 func run(c bench.Config, baseline, out string) error {
 	dir, err := os.MkdirTemp("", "captf-bench-bin-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	plugin := filepath.Join(dir, "kubectl-captf")
-	if b, err := exec.Command("go", "build", "-trimpath", "-o", plugin, "./cmd/kubectl-captf").CombinedOutput(); err != nil {
-		return fmt.Errorf("building the plugin: %v\n%s", err, b)
+	plugin, err := buildPlugin(dir)
+	if err != nil {
+		return err
 	}
 	if baseline != "" {
 		if c.Baseline, c.BaselineLabel, err = buildAt(baseline, dir); err != nil {

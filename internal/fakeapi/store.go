@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -305,7 +307,7 @@ func (t *store) List(gvr schema.GroupVersionResource, gvk schema.GroupVersionKin
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	match, err := matcher(o)
+	match, err := matcher(gvr, o)
 	if err != nil {
 		return nil, err
 	}
@@ -397,9 +399,12 @@ func after(acc metav1.Object, c *continueToken) bool {
 }
 
 // matcher is the options' label and field selectors. The fields are those
-// every resource has, metadata.name and metadata.namespace; the API server
-// refuses a field it does not know, and so does this.
-func matcher(o metav1.ListOptions) (func(runtime.Object) bool, error) {
+// every resource has, metadata.name and metadata.namespace, and for Events
+// those the API server selects them by (pkg/registry/core/event/strategy.go
+// ToSelectableFields, and pkg/apis/events/v1/conversion.go for the
+// regarding.* names of events.k8s.io/v1); the API server refuses a field
+// it does not know, and so does this.
+func matcher(gvr schema.GroupVersionResource, o metav1.ListOptions) (func(runtime.Object) bool, error) {
 	ls, err := labels.Parse(o.LabelSelector)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -408,16 +413,42 @@ func matcher(o metav1.ListOptions) (func(runtime.Object) bool, error) {
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
+	known := selectable(gvr, nil)
 	for _, r := range fs.Requirements() {
-		if r.Field != "metadata.name" && r.Field != "metadata.namespace" {
+		if _, ok := known[r.Field]; !ok {
 			return nil, apierrors.NewBadRequest("field label not supported: " + r.Field)
 		}
 	}
 	return func(obj runtime.Object) bool {
 		acc, err := meta.Accessor(obj)
-		return err == nil && ls.Matches(labels.Set(acc.GetLabels())) &&
-			fs.Matches(fields.Set{"metadata.name": acc.GetName(), "metadata.namespace": acc.GetNamespace()})
+		return err == nil && ls.Matches(labels.Set(acc.GetLabels())) && fs.Matches(selectable(gvr, obj))
 	}, nil
+}
+
+// selectable is the field set of obj, a gvr (nil: the field names alone).
+func selectable(gvr schema.GroupVersionResource, obj runtime.Object) fields.Set {
+	set := fields.Set{"metadata.name": "", "metadata.namespace": ""}
+	if acc, err := meta.Accessor(obj); obj != nil && err == nil {
+		set["metadata.name"], set["metadata.namespace"] = acc.GetName(), acc.GetNamespace()
+	}
+	if gvr.Resource != "events" {
+		return set
+	}
+	var about corev1.ObjectReference
+	var reason, typ string
+	switch ev := obj.(type) {
+	case *corev1.Event:
+		about, reason, typ = ev.InvolvedObject, ev.Reason, ev.Type
+	case *eventsv1.Event:
+		about, reason, typ = ev.Regarding, ev.Reason, ev.Type
+	}
+	prefix := "involvedObject."
+	if gvr.Group == eventsv1.GroupName {
+		prefix = "regarding."
+	}
+	set[prefix+"kind"], set[prefix+"name"], set[prefix+"namespace"], set[prefix+"uid"] = about.Kind, about.Name, about.Namespace, string(about.UID)
+	set["reason"], set["type"] = reason, typ
+	return set
 }
 
 // Watch follows the writes of a resource as watch events, from the
@@ -467,7 +498,7 @@ type watcher struct {
 // sends the present objects, then a BOOKMARK annotated
 // k8s.io/initial-events-end.
 func (t *store) startWatch(gvr schema.GroupVersionResource, ns string, o metav1.ListOptions) (*watcher, error) {
-	match, err := matcher(o)
+	match, err := matcher(gvr, o)
 	if err != nil {
 		return nil, err
 	}

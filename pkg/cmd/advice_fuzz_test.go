@@ -187,10 +187,11 @@ func FuzzAdvice(f *testing.F) {
 			assertSafe(t, buf.String())
 			checkCommands(t, buf.String(), out.Commands, conn)
 		}
-		x, _, err := (&explain.Explainer{Reader: c.reader, Advice: b}).Explain(ctx, explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg})
+		snap, around, err := c.reader.ReadExplained(ctx, ns, lease, &r, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		x, _ := (&explain.Explainer{Advice: b}).Explain(explain.Target{Namespace: ns, Lease: lease, Object: &r, Arg: arg}, snap, around)
 		var buf bytes.Buffer
 		printExplanation(&buf, x, time.Now())
 		assertSafe(t, buf.String())

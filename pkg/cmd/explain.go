@@ -19,6 +19,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -45,6 +46,7 @@ type ExplainOptions struct {
 	args      []string
 	namespace string
 	printer   printers.ResourcePrinter
+	reader    *cluster.Reader
 	explainer *explain.Explainer
 	genericiooptions.IOStreams
 }
@@ -111,7 +113,8 @@ func (o *ExplainOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	o.explainer = &explain.Explainer{Reader: c.reader, Advice: o.factory.advice(), Now: o.factory.clock}
+	o.reader = c.reader
+	o.explainer = &explain.Explainer{Advice: o.factory.advice(), Now: o.factory.clock}
 	return nil
 }
 
@@ -125,10 +128,11 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	x, warnings, err := o.explainer.Explain(ctx, explain.Target{Namespace: t.Namespace, Lease: t.Lease, Object: t.Object, Fetched: t.Fetched, Arg: t.Arg})
+	snap, around, err := o.reader.ReadExplained(ctx, t.Namespace, t.Lease, t.Object, t.Fetched)
 	if err != nil {
 		return err
 	}
+	x, warnings := o.explainer.Explain(explain.Target{Namespace: t.Namespace, Lease: t.Lease, Object: t.Object, Arg: t.Arg}, snap, around)
 	warn(o.ErrOut, "", warnings)
 	return o.printer.PrintObj(x, o.Out)
 }

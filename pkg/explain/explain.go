@@ -5,26 +5,21 @@
 package explain
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
-	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
-// Explainer builds explanations.
+// Explainer builds explanations from what the reading layer read
+// (cluster.Reader.ReadExplained): it makes no request of its own.
 type Explainer struct {
-	// Reader reads the lock, and what explain shows around it.
-	Reader *cluster.Reader
 	// Advice builds the commands it suggests, with the connection flags of
 	// this run.
 	Advice advice.Builder
@@ -37,26 +32,20 @@ type Target struct {
 	Namespace, Lease string
 	// Object is the CAPTF object named, when one was.
 	Object *object.Ref
-	// Fetched is the object as already read (by argument resolution);
-	// nil makes Explain read it when it needs it.
-	Fetched *unstructured.Unstructured
 	// Arg is the target in TYPE/NAME form, used in the advice.
 	Arg string
 }
 
-// Explain reads the lock live, and its context, and explains it.
-func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanation, []string, error) {
+// Explain explains the lock of snap (nil: its Lease does not exist), as
+// read live with what surrounds it, and returns the read's warnings.
+func (e *Explainer) Explain(t Target, snap *inspect.Snapshot, around inspect.Around) (*v1alpha1.Explanation, []string) {
 	x := &v1alpha1.Explanation{ObjectMeta: metav1.ObjectMeta{Name: t.Lease, Namespace: t.Namespace}, Advice: []v1alpha1.Advice{}}
 	x.SetTypeMeta()
 	var r *inspect.Result
 	var warnings []string
-	snap, err := e.Reader.ReadLock(ctx, t.Namespace, t.Lease)
-	var none *inspect.NoLeaseError
 	switch {
-	case errors.As(err, &none):
+	case snap == nil:
 		e.noLease(x, t)
-	case err != nil:
-		return nil, nil, err
 	default:
 		res, _ := inspect.DecideLock(snap, t.Namespace, t.Lease)
 		r, warnings = &res, snap.Warnings
@@ -72,7 +61,7 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 	if ref == nil && r != nil && r.Facts.Owner != nil {
 		ref = &r.Facts.Owner.Ref
 	}
-	e.readContext(ctx, x, t, ref, r)
+	surroundings(x, ref, r, around)
 	// The gates are those the verdict was decided with (ReadLock reads
 	// the owner in full whenever it exists).
 	var gate *jobgate.Gate
@@ -90,7 +79,7 @@ func (e *Explainer) Explain(ctx context.Context, t Target) (*v1alpha1.Explanatio
 		x.Advice = append(x.Advice, advice.Run("the condition of the object is out of date until CAPTF reconciles it. To trigger that now:", e.Advice.Reconcile(ref.String(), ref.Namespace, e.now())))
 	}
 	x.Advice = e.Advice.Finish(x.Advice)
-	return x, warnings, nil
+	return x, warnings
 }
 
 // noLease explains a lock whose Lease does not exist: nothing holds it.

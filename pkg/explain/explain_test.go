@@ -1,7 +1,8 @@
 package explain
 
 import (
-	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -393,7 +394,10 @@ func TestExplainUsesTheFetchedObject(t *testing.T) {
 	live := captfObject(nil)
 	live.SetAnnotations(paused)
 	k := newCluster(t, []runtime.Object{heldBy("root@" + runPod)}, live)
-	x, _ := k.explain(t, func(t *Target) { t.Fetched = fetched })
+	x, _, err := k.read(Target{Namespace: demo.Namespace, Lease: lockName, Object: &demo, Arg: demoArg}, fetched)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if get, list := k.Count("get", "terraformclusters"), k.Count("list", "terraformclusters"); get != 0 || list != 1 {
 		t.Errorf("the object was read again: %d gets, %d lists of terraformclusters", get, list)
 	}
@@ -403,23 +407,47 @@ func TestExplainUsesTheFetchedObject(t *testing.T) {
 }
 
 // Explaining one lock reads it and its context in a handful of requests,
-// whatever the size of the cluster: the Lease and its holder pod by name,
-// the runner Jobs and the three CAPTF kinds in one list each, the
-// namespace's events, the run lease, the state Secrets' metadata.
+// whatever the size of the cluster or of its namespace's Events: the
+// Lease and its holder pod by name, the runner Jobs and the three CAPTF
+// kinds in one list each, the Events about the object, its holder pod
+// and that pod's Job, each selected on the server by kind and name, the
+// run lease, the state Secrets' metadata. Five hundred Events about
+// other objects change neither the requests nor the explanation.
 func TestExplainRequests(t *testing.T) {
-	k := newCluster(t, []runtime.Object{heldBy("root@" + runPod)}, captfObject(nil))
-	if x, _ := k.explain(t, nil); x.Verdict != v1alpha1.Stale {
-		t.Fatalf("%s (%s)", x.Verdict, x.Reason)
+	var noise []runtime.Object
+	for n := range 500 {
+		noise = append(noise, event("Pod", fmt.Sprintf("other-%d", n), "Killing", fmt.Sprintf("noise-%d", n), n%60))
 	}
-	var got []string
-	for _, r := range k.Requests() {
-		s := r.Verb + " " + r.Group + "/" + r.Resource
-		if r.Name != "" {
-			s += "/" + r.Name
+	own := []runtime.Object{heldBy("root@" + runPod), event("TerraformCluster", "demo", "StateLocked", "locked", 1), event("Pod", runPod, "OOMKilling", "oom", 2)}
+	quiet := newCluster(t, own, captfObject(nil))
+	noisy := newCluster(t, append(own, noise...), captfObject(nil))
+	xq, _ := quiet.explain(t, nil)
+	xn, _ := noisy.explain(t, nil)
+	if xq.Verdict != v1alpha1.Stale || reasons(xq.Context.Events) != "StateLocked=locked" || reasons(xq.Context.RunnerEvents) != "OOMKilling=oom" {
+		t.Fatalf("%s (%s), events %q, runner events %q", xq.Verdict, xq.Reason, reasons(xq.Context.Events), reasons(xq.Context.RunnerEvents))
+	}
+	if !reflect.DeepEqual(xq, xn) {
+		t.Errorf("unrelated Events changed the explanation:\n%+v\n%+v", xq.Context, xn.Context)
+	}
+	requests := func(k *apiServer) []string {
+		var got []string
+		for _, r := range k.Requests() {
+			s := r.Verb + " " + r.Group + "/" + r.Resource
+			if r.Name != "" {
+				s += "/" + r.Name
+			}
+			if f := r.Query.Get("fieldSelector"); f != "" {
+				s += "?fieldSelector=" + f
+			}
+			got = append(got, s)
 		}
-		got = append(got, s)
+		slices.Sort(got)
+		return got
 	}
-	slices.Sort(got)
+	got := requests(quiet)
+	if n := requests(noisy); !slices.Equal(got, n) {
+		t.Errorf("unrelated Events changed the requests:\n%s", strings.Join(n, "\n"))
+	}
 	want := []string{
 		// Whether its namespace is being deleted: no Job starts there.
 		"get /namespaces/default",
@@ -428,7 +456,9 @@ func TestExplainRequests(t *testing.T) {
 		"get coordination.k8s.io/leases/" + lockName,
 		"list /secrets",
 		"list batch/jobs",
-		"list events.k8s.io/events",
+		"list events.k8s.io/events?fieldSelector=regarding.kind=Job,regarding.name=" + runner1,
+		"list events.k8s.io/events?fieldSelector=regarding.kind=Pod,regarding.name=" + runPod,
+		"list events.k8s.io/events?fieldSelector=regarding.kind=TerraformCluster,regarding.name=demo",
 		"list infrastructure.cluster.x-k8s.io/terraformclusters",
 		"list infrastructure.cluster.x-k8s.io/terraformmachinepools",
 		"list infrastructure.cluster.x-k8s.io/terraformmachines",
@@ -485,7 +515,7 @@ func TestExplainErrors(t *testing.T) {
 			if c.setup != nil {
 				c.setup(k.Server)
 			}
-			x, _, err := k.explainer().Explain(context.Background(), Target{Namespace: demo.Namespace, Lease: c.lease, Object: &demo, Arg: demoArg})
+			x, _, err := k.read(Target{Namespace: demo.Namespace, Lease: c.lease, Object: &demo, Arg: demoArg}, nil)
 			if err == nil || x != nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("explanation %v, error %v; want an error saying %q", x, err, c.want)
 			}

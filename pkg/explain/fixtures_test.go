@@ -152,14 +152,21 @@ func stateSecret(name string) *corev1.Secret {
 	}
 }
 
-// explainer reads the server as the explain command does.
-func (s *apiServer) explainer() *Explainer {
+// read reads the server for target as the explain command does
+// (cluster.Reader.ReadExplained, with the object fetched when the command
+// already read it) and explains what it read.
+func (s *apiServer) read(target Target, fetched *unstructured.Unstructured) (*v1alpha1.Explanation, []string, error) {
 	s.t.Helper()
 	r, err := cluster.ForConfig(s.Config())
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return &Explainer{Reader: r, Now: func() time.Time { return now }}
+	snap, around, err := r.ReadExplained(context.Background(), target.Namespace, target.Lease, target.Object, fetched)
+	if err != nil {
+		return nil, nil, err
+	}
+	x, warnings := (&Explainer{Now: func() time.Time { return now }}).Explain(target, snap, around)
+	return x, warnings, nil
 }
 
 // explain explains demo's lock, named as its object; edit, when not nil,
@@ -170,7 +177,7 @@ func (s *apiServer) explain(t *testing.T, edit func(*Target)) (*v1alpha1.Explana
 	if edit != nil {
 		edit(&target)
 	}
-	x, warnings, err := s.explainer().Explain(context.Background(), target)
+	x, warnings, err := s.read(target, nil)
 	if err != nil {
 		t.Fatalf("Explain: %v", err)
 	}

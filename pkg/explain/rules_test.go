@@ -230,16 +230,6 @@ func TestSmallHelpers(t *testing.T) {
 	if got := (&Explainer{}).now(); time.Since(got) > time.Minute {
 		t.Errorf("the default clock says %v", got)
 	}
-	if names := runnerNames(nil); names != nil {
-		t.Errorf("runner names of no lock: %q", names)
-	}
-	// A host that passes the own-pod test names its Job too.
-	if got := runnerNames(ptr(classify(heldBy("root@" + runPod)))); strings.Join(got, ",") != runPod+","+runner1 {
-		t.Errorf("runner names %q", got)
-	}
-	if got := runnerNames(ptr(classify(heldBy("alice@laptop")))); got != nil {
-		t.Errorf("a workstation has runner names %q", got)
-	}
 }
 
 // What CAPTF does next assumes that its manager reconciles the object:

@@ -28,7 +28,7 @@ func TestBenchmarkSmall(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1,
-		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1}
+		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1, NoisyEvents: 50, NoisyRuns: 1}
 	rep, err := Run(context.Background(), c, plugin, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +58,9 @@ func TestBenchmarkSmall(t *testing.T) {
 		t.Errorf("curve %+v", rep.Curve)
 	}
 	// explain: the lock's read (at most 13: pkg/inspect/cluster's
-	// maxReadLockRequests), the run lease, the Events, the state Secrets'
-	// names.
-	if got := rows[rowExplain].Median.Requests; got < 7 || got > 13+3 {
+	// maxReadLockRequests), the run lease, the Events about the object,
+	// its holder pod and that pod's Job, the state Secrets' names.
+	if got := rows[rowExplain].Median.Requests; got < 7 || got > 13+5 {
 		t.Errorf("explain: %d requests", got)
 	}
 	// kubectl's requests are read from its own log: one list, and at
@@ -97,8 +97,12 @@ func TestBenchmarkSmall(t *testing.T) {
 	if a := rep.AllStale; a == nil || stale == 0 || a.Stale != stale || a.Left != 0 || len(a.Rows) != 3 || a.Rows[2].Median.Requests < stale {
 		t.Errorf("all-stale: want %d Stale: %+v", stale, a)
 	}
+	// explain among unrelated Events: the same requests as without them.
+	if n := rep.Noisy; n == nil || len(n.Rows) != 2 || n.Rows[0].Median.Requests != n.Rows[1].Median.Requests || n.Rows[1].Median.Wall <= 0 {
+		t.Errorf("explain in a noisy namespace: %+v", n)
+	}
 	md := rep.Markdown(time.Now())
-	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "## `unlock --all-stale`", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |"} {
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "## `unlock --all-stale`", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |", "## `explain` in a noisy namespace"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

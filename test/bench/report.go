@@ -167,6 +167,9 @@ func (r *Report) Markdown(when time.Time) string {
 	if r.AllStale != nil {
 		b.WriteString(r.AllStale.markdown())
 	}
+	if r.Noisy != nil {
+		b.WriteString(r.Noisy.markdown())
+	}
 	return b.String()
 }
 

@@ -50,6 +50,9 @@ type Report struct {
 	Curve []Point
 	// AllStale is unlock --all-stale on a cluster of its own.
 	AllStale *AllStale
+	// Noisy is explain among many unrelated Events, on a cluster of its
+	// own.
+	Noisy *Noisy
 }
 
 var (
@@ -134,7 +137,22 @@ func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, 
 			return nil, err
 		}
 	}
+	if c.NoisyEvents > 0 {
+		if rep.Noisy, err = noisy(ctx, c, plugin, log); err != nil {
+			return nil, err
+		}
+	}
 	return rep, nil
+}
+
+// RunNoisy measures explain in a noisy namespace alone (Noisy), and
+// returns its section of docs/benchmarks.md.
+func RunNoisy(ctx context.Context, c Config, plugin string, log io.Writer) (string, error) {
+	n, err := noisy(ctx, c, plugin, log)
+	if err != nil {
+		return "", err
+	}
+	return n.markdown(), nil
 }
 
 // scaled is the configuration of a curve point of n locks: the same

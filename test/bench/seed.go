@@ -36,6 +36,10 @@ type Config struct {
 	AllStaleLeases int
 	AllStaleHeld   float64
 	AllStaleRuns   int
+	// NoisyEvents Events about other objects in the namespace of a lock
+	// that explain explains, side by side with the same lock in a
+	// namespace without them, NoisyRuns runs each (0: not measured).
+	NoisyEvents, NoisyRuns int
 	// Baseline, when set, is a kubectl-captf binary built from an earlier
 	// commit (BaselineLabel names it): its locks -A, and its --all-stale
 	// dry run, run interleaved with this build's, so that a change is
@@ -45,7 +49,7 @@ type Config struct {
 
 // Default is the cluster: 10,000 locks in 100 namespaces, 20% held.
 var Default = Config{Leases: 10000, Namespaces: 100, Held: 0.2, Unrelated: 3000, Runs: 5, Loop: 200, LoopRuns: 3,
-	Curve: []int{1000, 50000}, CurveRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3}
+	Curve: []int{1000, 50000}, CurveRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3, NoisyEvents: 5000, NoisyRuns: 9}
 
 // lockKind is what a seeded lock is.
 type lockKind int
@@ -145,7 +149,7 @@ func seed(ctx context.Context, cs *testbed.Clients, c Config) (*seeded, error) {
 			default:
 				holder, info = &id, ptr(testbed.LockInfo(id, "root@"+host, created))
 			}
-			if _, err := cs.LockLease(ctx, r.Namespace, r.Suffix(), testbed.OwnerLabels(r), holder, info); err != nil {
+			if _, err := cs.LockLease(ctx, r.Namespace, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), holder, info); err != nil {
 				return err
 			}
 			if holder != nil {

@@ -161,7 +161,7 @@ func TestHelpExamples(t *testing.T) {
 	lock := func(r object.Ref, id, who string, age time.Duration) {
 		t.Helper()
 		info := testbed.LockInfo(id, who, now.Add(-age))
-		if _, err := cs.LockLease(ctx, r.Namespace, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
+		if _, err := cs.LockLease(ctx, r.Namespace, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), &id, &info); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestExitCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	free := newObject(t, quiet, object.TerraformMachinePool, "free")
-	if _, err := admin.LockLease(ctx, quiet, free.Suffix(), testbed.OwnerLabels(free), nil, nil); err != nil {
+	if _, err := admin.LockLease(ctx, quiet, free.Suffix(), testbed.BackendLabels(free, testbed.ObjectCluster), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	kcQuiet := kubeconfigIn(t, quiet)

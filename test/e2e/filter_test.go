@@ -275,7 +275,7 @@ func TestLocksWatchFilterAndSort(t *testing.T) {
 	} {
 		id := "11111111-2222-3333-4444-" + strings.Repeat(string(l.r.Name[0]), 12)
 		info := testbed.LockInfo(id, l.who, l.created)
-		if _, err := admin.LockLease(ctx, ns, l.r.Suffix(), testbed.OwnerLabels(l.r), &id, &info); err != nil {
+		if _, err := admin.LockLease(ctx, ns, l.r.Suffix(), testbed.BackendLabels(l.r, testbed.ObjectCluster), &id, &info); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -31,7 +31,7 @@ func TestWatchFollowsJobsAndOwner(t *testing.T) {
 	ctx := context.Background()
 	ns := "watchinputs"
 	r := newObject(t, ns, object.TerraformCluster, "demo")
-	b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
+	b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster)}
 	dir, err := tf.Init(ctx, b)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestAllStaleOverManyLocks(t *testing.T) {
 		host := fmt.Sprintf("captf-m-gone-%02d-apply-a1-d72d2a-x7k2p", i)
 		if i < 2 {
 			// Two real terraform locks among the written ones.
-			b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
+			b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster)}
 			dir, err := tf.Init(ctx, b)
 			if err != nil {
 				t.Fatal(err)

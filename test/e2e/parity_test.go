@@ -41,7 +41,7 @@ func TestRuntimeParity(t *testing.T) {
 			if err := admin.Seed(ctx, r, testbed.Seeded{World: &testbed.World{}}); err != nil {
 				t.Fatal(err)
 			}
-			b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
+			b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.World{}.ClusterOf(r))}
 			dir, err := rt.tool.Init(ctx, b)
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +110,7 @@ func TestLargeStateParity(t *testing.T) {
 		t.Run(rt.name, func(t *testing.T) {
 			ns := "large-" + rt.name
 			r := newObject(t, ns, object.TerraformCluster, "big")
-			dir, err := rt.tool.Init(ctx, testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r), Resources: testbed.LargeStateResources})
+			dir, err := rt.tool.Init(ctx, testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster), Resources: testbed.LargeStateResources})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -50,7 +50,7 @@ func syntheticLock(t *testing.T, r object.Ref, id, who string, info *string) {
 		s := testbed.LockInfo(id, who, t0)
 		info = &s
 	}
-	if _, err := admin.LockLease(context.Background(), r.Namespace, r.Suffix(), testbed.OwnerLabels(r), &id, info); err != nil {
+	if _, err := admin.LockLease(context.Background(), r.Namespace, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), &id, info); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -83,7 +83,7 @@ func assertCleared(t *testing.T, r object.Ref, before *coordinationv1.Lease) {
 func TestUnlockStaleThenTerraformApplies(t *testing.T) {
 	ctx := context.Background()
 	r := newObject(t, "unlock-stale", object.TerraformCluster, "demo")
-	b := testbed.Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
+	b := testbed.Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster)}
 	dir, err := tf.Init(ctx, b)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func seed(ctx context.Context) error {
 	}
 	id := "6f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b"
 	synthetic := func(r object.Ref, holder *string, info *string) error {
-		_, err := admin.LockLease(ctx, r.Namespace, r.Suffix(), testbed.OwnerLabels(r), holder, info)
+		_, err := admin.LockLease(ctx, r.Namespace, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), holder, info)
 		return err
 	}
 	pool := ref(object.TerraformMachinePool, "prod-eu-west-1-workers-spot-pool-large")
@@ -118,7 +118,7 @@ func seed(ctx context.Context) error {
 		// Real terraform init alone leaves the Lease with spec {}.
 		{expectation{ref: ref(object.TerraformCluster, "unlocked"), verdict: v1alpha1.Unlocked, reason: "the Lease has no holder"},
 			func(r object.Ref) error {
-				_, err := tf.Init(ctx, testbed.Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)})
+				_, err := tf.Init(ctx, testbed.Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster)})
 				return err
 			}},
 		// Own pods in the other live phases, and terminating.

@@ -84,7 +84,7 @@ func TestWatch(t *testing.T) {
 	ctx := context.Background()
 	ns := "watch"
 	r := newObject(t, ns, object.TerraformCluster, "demo")
-	b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.OwnerLabels(r)}
+	b := testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(r, testbed.ObjectCluster)}
 	dir, err := tf.Init(ctx, b)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func workstationLock(t *testing.T, ns, id string) string {
 	t.Helper()
 	r := newObject(t, ns, object.TerraformMachine, "db")
 	info := testbed.LockInfo(id, "root@workstation", time.Now())
-	if _, err := admin.LockLease(context.Background(), ns, r.Suffix(), testbed.OwnerLabels(r), &id, &info); err != nil {
+	if _, err := admin.LockLease(context.Background(), ns, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), &id, &info); err != nil {
 		t.Fatal(err)
 	}
 	return object.LockLeaseName("default", r.Suffix())

@@ -21,15 +21,47 @@ const (
 	labelOwnerKind = "captf.infrastructure.cluster.x-k8s.io/owner-kind"
 	labelOwnerName = "captf.infrastructure.cluster.x-k8s.io/owner-name"
 	labelManaged   = "captf.io/managed"
+	labelMove      = "clusterctl.cluster.x-k8s.io/move"
 )
 
-// OwnerLabels are the labels CAPTF passes to the backend for an object.
+// OwnerLabels are CAPTF's owner labels of an object, which its runner
+// Jobs and pods carry: the owner's kind and name, and captf.io/managed.
 func OwnerLabels(r object.Ref) map[string]string {
-	name := r.Name
+	return map[string]string{labelOwnerKind: r.Kind.Name, labelOwnerName: labelValue(r.Name), labelManaged: "true"}
+}
+
+// BackendLabels are the labels CAPTF passes to the kubernetes backend for
+// an object of the Cluster API Cluster cluster, which the backend puts on
+// the lock Lease and on every state Secret: the owner labels, the
+// cluster's name and clusterctl's move label
+// (captf-io/cluster-api-provider-terraform internal/state/labels.go
+// BackendLabels at e049ea25e6205660141388a3dc45817fcf7cb6d7, and its
+// locked fixture internal/state/testdata/fixtures/terraform-locked.yaml
+// at d6986f4646de003dbde2b12ec279505307a1b667). CAPTF takes the cluster's
+// name from the Cluster it found for the object: a TerraformCluster's
+// owning Cluster, the Cluster a machine's or pool's
+// cluster.x-k8s.io/cluster-name label names (internal/controllers/shared
+// LookupCluster, and terraformmachine/adapter.go Owner at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517); like the owner's name, a
+// name longer than a label value is its hash (state.LabelValue).
+func BackendLabels(r object.Ref, cluster string) map[string]string {
+	l := OwnerLabels(r)
+	l[ClusterNameLabel], l[labelMove] = labelValue(cluster), ""
+	return l
+}
+
+// ObjectCluster is the Cluster an object Object makes belongs to: the
+// name of the owner reference it gives every object (OwnerRef).
+const ObjectCluster = "cluster"
+
+// labelValue is a name as CAPTF puts it in a label (state.LabelValue):
+// itself, or the first 16 hex digits of its sha256 when it is longer
+// than a label value may be.
+func labelValue(name string) string {
 	if len(name) > 63 {
-		name = object.ShortHash(name)
+		return object.ShortHash(name)
 	}
-	return map[string]string{labelOwnerKind: r.Kind.Name, labelOwnerName: name, labelManaged: "true"}
+	return name
 }
 
 // Namespace creates a namespace if it is missing.

@@ -209,7 +209,7 @@ func (b *syncBuffer) String() string {
 // LockAs initialises the object's state with the labels CAPTF passes and
 // leaves a lock held by host, as KilledLock does. It returns the lock ID.
 func (t Terraform) LockAs(ctx context.Context, kube kubernetes.Interface, r object.Ref, host string) (string, error) {
-	b := Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: OwnerLabels(r)}
+	b := Backend{Namespace: r.Namespace, Suffix: r.Suffix(), Labels: BackendLabels(r, ObjectCluster)}
 	dir, err := t.Init(ctx, b)
 	if err != nil {
 		return "", err

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -67,6 +68,14 @@ type World struct {
 	NoCluster bool
 }
 
+// ClusterOf is the name of the Cluster r belongs to in the world w.
+func (w World) ClusterOf(r object.Ref) string {
+	if w.Cluster != "" {
+		return w.Cluster
+	}
+	return "cl-" + r.Suffix()
+}
+
 // Finalizer is CAPTF's finalizer on an object of kind k.
 func Finalizer(k object.Kind) string {
 	return map[string]string{
@@ -106,10 +115,7 @@ func (cs *Clients) seedWorld(ctx context.Context, r object.Ref, s Seeded, w Worl
 	if err := cs.createSecret(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: CredentialsSecret, Namespace: r.Namespace}, Data: map[string][]byte{"CREDENTIALS": []byte("test")}}); err != nil {
 		return err
 	}
-	cluster := w.Cluster
-	if cluster == "" {
-		cluster = "cl-" + r.Suffix()
-	}
+	cluster := w.ClusterOf(r)
 	var owners []metav1.OwnerReference
 	if !w.NoOwner {
 		ref, err := cs.ownerOf(ctx, r, cluster, w)
@@ -302,11 +308,9 @@ func (cs *Clients) createSecret(ctx context.Context, s *corev1.Secret) error {
 // r's state Secrets: its own, and the labels map CAPTF passes it
 // (internal/state/labels.go BackendLabels).
 func backendLabels(r object.Ref, cluster string) map[string]string {
-	l := OwnerLabels(r)
+	l := BackendLabels(r, cluster)
 	l["tfstate"], l["tfstateSecretSuffix"], l["tfstateWorkspace"] = "true", r.Suffix(), "default"
 	l["app.kubernetes.io/managed-by"] = "terraform"
-	l[ClusterNameLabel] = cluster
-	l["clusterctl.cluster.x-k8s.io/move"] = ""
 	return l
 }
 
@@ -372,8 +376,7 @@ func (cs *Clients) StateBackup(ctx context.Context, r object.Ref, cluster string
 	data := StateDoc(serial)
 	sum := sha256.Sum256(data)
 	name := fmt.Sprintf("captf-state-backup-%s-%d", r.Suffix(), serial)
-	l := OwnerLabels(r)
-	l[ClusterNameLabel], l["clusterctl.cluster.x-k8s.io/move"] = cluster, ""
+	l := BackendLabels(r, cluster)
 	l["captf.io/state-backup"], l["captf.io/state-backup-suffix"] = "true", r.Suffix()
 	return cs.createSecret(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -477,4 +480,25 @@ func (cs *Clients) RetainedBy(ctx context.Context, r object.Ref, uid string) err
 		}
 	}
 	return nil
+}
+
+// ClusterName is the name of the Cluster API Cluster CAPTF finds for r,
+// as it finds it before it labels r's state (BackendLabels): a
+// TerraformCluster's owning Cluster (its ownerReference of kind Cluster),
+// a machine's or pool's cluster.x-k8s.io/cluster-name label; "" when r
+// has none.
+func (cs *Clients) ClusterName(ctx context.Context, r object.Ref) (string, error) {
+	u, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	if r.Kind != object.TerraformCluster {
+		return u.GetLabels()[ClusterNameLabel], nil
+	}
+	for _, o := range u.GetOwnerReferences() {
+		if o.Kind == "Cluster" && strings.HasPrefix(o.APIVersion, "cluster.x-k8s.io/") {
+			return o.Name, nil
+		}
+	}
+	return "", nil
 }
