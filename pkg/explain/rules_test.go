@@ -30,7 +30,9 @@ func TestControllerAction(t *testing.T) {
 	liveAction := "Nothing: the object's own runner pod holds the lock. CAPTF creates no Job of terraformcluster/demo until its run lease captf-run-" + demo.Suffix() +
 		" is free, which it is only once every pod of that pod's Job has ended (the object waits: WaitingForRunLease). Once the pod has ended the lock is stale, and the next Job CAPTF starts runs init and then force-unlock -force " + holderID +
 		" first. Only past the run lease's backstop (the Job's activeDeadlineSeconds plus 15 minutes) could a Job start while the pod still runs; it would wait lockTimeoutSeconds for the lock, then fail."
-	noState := func(f *inspect.Facts) { f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"} }
+	noState := func(f *inspect.Facts) {
+		f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
+	}
 	for _, c := range []struct {
 		name    string
 		r       inspect.Result
@@ -61,7 +63,9 @@ func TestControllerAction(t *testing.T) {
 			want: "Every Job it creates for terraformcluster/demo runs init and then force-unlock -force " + holderID + "; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (json: cannot unmarshal number into Go struct field LockInfo.Info of type string), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it."},
 		{name: "stale: the image does not run", r: classify(own, func(f *inspect.Facts) { f.Runtime.NoSteps = "False/ImagePullFailed" }), verdict: v1alpha1.Stale, stale: inspect.StaleNoSteps,
 			want: "No Job clears it until the image runs: the runner image could not be pulled (ApplyJobSucceeded False/ImagePullFailed): a Job whose pod cannot run the image never reaches its init and force-unlock steps. Once a Job of terraformcluster/demo runs its steps, it runs init and then force-unlock -force " + holderID + " first."},
-		{name: "stale: clears after a wait", r: classify(own, func(f *inspect.Facts) { f.Runtime.Waits = []string{"ApplyJobSucceeded Unknown/WaitingForJobSlot: a Job slot"} }), verdict: v1alpha1.Stale, stale: inspect.StaleClears,
+		{name: "stale: clears after a wait", r: classify(own, func(f *inspect.Facts) {
+			f.Runtime.Waits = []string{"ApplyJobSucceeded Unknown/WaitingForJobSlot: a Job slot"}
+		}), verdict: v1alpha1.Stale, stale: inspect.StaleClears,
 			want: "T" + forceUnlock[1:] + ". It waits first for ApplyJobSucceeded Unknown/WaitingForJobSlot: a Job slot, which delays the clear and does not stop it."},
 		{name: "stale: object unreadable", r: classify(own, ownerExists(nil), gateIs(nil)), verdict: v1alpha1.Stale, stale: inspect.StaleOwnerUnread,
 			want: "If terraformcluster/demo exists, " + forceUnlock + "; whether it exists could not be read."},
@@ -120,7 +124,9 @@ func TestAdvice(t *testing.T) {
 		{"stale, CAPTF clears it", classify(own), []string{"# nothing is required, the next Job of the object clears it. To clear it now:", stale}},
 		{"stale, CAPTF does not", classify(own, gateIs(&jobgate.Gate{State: jobgate.Closed, Reason: "paused"})), []string{stale}},
 		{"stale, object gone", classify(own, ownerExists(ptr(false))), []string{stale}},
-		{"stale, no state", classify(own, func(f *inspect.Facts) { f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"} }),
+		{"stale, no state", classify(own, func(f *inspect.Facts) {
+			f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
+		}),
 			[]string{"# no Job of CAPTF's clears this lock, clear it here and the next Job proceeds:", stale}},
 		{"live", classify(own, podIs(corev1.PodRunning)), []string{
 			"# the runner is alive: look at it rather than unlocking",
