@@ -44,7 +44,7 @@ func noUnlockAdvice(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock)
 			if strings.Contains(a.Comment, "nothing is required") {
 				t.Errorf("explain %s says %q though no Job clears the lock", r, a.Comment)
 			}
-			if strings.Contains(a.Command, "captf unlock "+r.String()) && strings.Contains(a.Command, "--id '"+cfLockID+"'") {
+			if strings.Contains(a.Command, " unlock "+r.String()+" ") && strings.Contains(a.Command, "--id '"+cfLockID+"'") {
 				unlock = true
 			}
 		}
