@@ -32,7 +32,9 @@ const (
 	tofuClient   = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
 )
 
-func cf26(parts ...string) string { return "captf and the runtimes (issue 26): " + strings.Join(parts, ", ") }
+func cf26(parts ...string) string {
+	return "captf and the runtimes (issue 26): " + strings.Join(parts, ", ")
+}
 
 // noUnlockAdvice requires explain's "What you can do" to give the unlock
 // command and not to say that nothing is required.
