@@ -127,7 +127,7 @@ func TestAdvice(t *testing.T) {
 		{"stale, no state", classify(own, func(f *inspect.Facts) {
 			f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
 		}),
-			[]string{"# no Job of CAPTF's clears this lock, clear it here and the next Job proceeds:", stale}},
+			[]string{"# no Job of the controller clears this lock, clear it here and the next Job proceeds:", stale}},
 		{"live", classify(own, podIs(corev1.PodRunning)), []string{
 			"# the runner is alive: look at it rather than unlocking",
 			"kubectl logs -n default " + runPod,
