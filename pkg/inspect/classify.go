@@ -380,6 +380,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case noState:
 		d.StaleCase = StaleNoState
 		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt)))
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
 	case g.State == jobgate.Unsure:
 		d.StaleCase = StaleGateUnsure
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)

@@ -106,9 +106,18 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 		}
 	}
 	// The backend configuration CAPTF's Job runs with: namespace,
-	// secret_suffix and the labels CAPTF passes (state.BackendLabels).
+	// secret_suffix and the labels CAPTF passes (state.BackendLabels),
+	// with the object's cluster as its state Secrets carry it. Observed
+	// here: with another cluster-name label than its state Secret's,
+	// terraform v1.11.4's init finds no state (and fails on the held
+	// lock), while OpenTofu v1.12.6's finds it by name.
 	labels := testbed.OwnerLabels(rp.owner)
 	labels[testbed.ClusterNameLabel] = rp.lease.Labels[testbed.ClusterNameLabel]
+	for _, s := range rp.secrets {
+		if c, ok := s.Labels[testbed.ClusterNameLabel]; ok {
+			labels[testbed.ClusterNameLabel] = c
+		}
+	}
 	labels["clusterctl.cluster.x-k8s.io/move"] = ""
 	dir, err := rt.tool.Workdir(testbed.Backend{Namespace: ns, Suffix: rp.owner.Suffix(), Labels: labels})
 	if err != nil {
@@ -134,7 +143,11 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 	stillHeld := after.Spec.HolderIdentity != nil
 	switch {
 	case rp.clears && stillHeld:
-		t.Errorf("%s\n  captfClears is true, but %s %s left the lock held by %q\n  %s\n  init:\n%s\n  force-unlock:\n%s", rp.cite, rt.name, rt.version, *after.Spec.HolderIdentity, ran, steps["init"], steps["force-unlock"])
+		var names []string
+		for _, s := range rp.secrets {
+			names = append(names, fmt.Sprintf("%s (%d keys)", s.Name, len(s.Data)))
+		}
+		t.Errorf("%s\n  captfClears is true, but %s %s left the lock held by %q\n  %s\n  state Secrets copied: %v\n  init:\n%s\n  force-unlock:\n%s", rp.cite, rt.name, rt.version, *after.Spec.HolderIdentity, ran, names, steps["init"], steps["force-unlock"])
 	case !rp.clears && !stillHeld:
 		t.Errorf("%s\n  captfClears is false (%q), but %s %s cleared the lock\n  %s", rp.cite, rp.reason, rt.name, rt.version, ran)
 	case !rp.clears:
