@@ -148,7 +148,8 @@ func NoStateText(next string) string {
 	return s
 }
 
-// NoBaseText is the runtime's answer to a state whose chunks have no
-// base Secret: it reads the base alone, finds none and takes the lock to
-// write an empty state, which fails as with no state.
-const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, the runtime reads that as no state, so the restore's init fails on this lock too and its force-unlock step never runs"
+// NoBaseText is the runtimes' answer to a state whose chunks have no
+// base Secret, as the runner replay saw it: OpenTofu reads the base
+// alone, finds none and takes the lock to write an empty state, which
+// fails as with no state; terraform v1.11.4 crashes in init.
+const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, the restore's init fails (OpenTofu reads that as no state and fails on this lock; terraform v1.11.4 was seen to crash there) and its force-unlock step never runs"

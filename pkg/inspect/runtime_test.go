@@ -113,7 +113,7 @@ func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
 	u := withConditions([3]string{"StateReadable", "False", "StateInconsistent"})
 	u.SetAnnotations(map[string]string{"captf.io/restore-state": "3"})
 	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
-	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails on this lock too")
+	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails", "terraform v1.11.4 was seen to crash there")
 	if r.Decision.StaleCase != StaleGateUnsure || r.Decision.CAPTFClears {
 		t.Errorf("inconsistent: case %v: %s", r.Decision.StaleCase, r.Decision.Reason)
 	}

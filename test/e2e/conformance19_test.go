@@ -609,7 +609,7 @@ func review19Rows() []cfRow {
 		}
 		row.note = "CAPTF starts the restore Job; without a state Secret its init fails on the lock (issue 26), so it does not clear it"
 		row.says = []string{"no Job clears it: no state Secret of suffix", "the restore Job runs init first", "whether that Job starts at all:", "only the restore Job asked for (captf.io/restore-state=3) starts, if that backup exists"}
-		row.replay = &cfReplay{step: "init", output: "already locked by another"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}}
 		rows = append(rows, row)
 	}
 
