@@ -106,8 +106,9 @@ type Case int
 const (
 	// CaseFree: Unlocked; nothing to do.
 	CaseFree Case = iota + 1
-	// CaseOwnRunner: Live; the object's own runner holds the lock, and its
-	// next Job waits for it.
+	// CaseOwnRunner: Live; the object's own runner holds the lock, and
+	// CAPTF starts no Job of the object until the pod has ended (its run
+	// lease); then the lock is stale.
 	CaseOwnRunner
 	// CaseStale: Stale; StaleCase says whether and how it clears.
 	CaseStale
