@@ -43,12 +43,19 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 	case v1alpha1.Unlocked:
 		return "Nothing: the lock is free."
 	case v1alpha1.Live:
-		return first + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail." + deletes
+		return first + fmt.Sprintf("Nothing: the object's own runner pod holds the lock. CAPTF creates no Job of %s until its run lease %s is free, which it is only once every pod of that pod's Job has ended (the object waits: WaitingForRunLease). Once the pod has ended the lock is stale, and the next Job CAPTF starts runs init and then force-unlock -force %s first. Only past the run lease's backstop (the Job's activeDeadlineSeconds plus 15 minutes) could a Job start while the pod still runs; it would wait lockTimeoutSeconds for the lock, then fail.", o.Ref, inspect.RunLeaseName(l.Suffix), captfLockID(l)) + deletes
 	case v1alpha1.Stale:
 		unlock := fmt.Sprintf("the next Job it creates for %s, for any op, runs init and then force-unlock -force %s first; at that Job's creation CAPTF emits a Warning event ForceUnlocked and adds 1 to captf_lock_force_unlocks_total (alert CAPTFForceUnlocks)", o.Ref, captfLockID(l))
 		switch d.StaleCase {
 		case inspect.StaleIDMismatch:
 			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID) + deletes
+		case inspect.StaleRuntimeInfo:
+			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (%v), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), l.RuntimeInfoErr) + deletes
+		case inspect.StaleNoState:
+			_, why := r.Facts.Runtime.NoState(l.Suffix)
+			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(inspect.NextJob(r.Facts.Gate, r.Facts.Runtime))) + deletes
+		case inspect.StaleNoSteps:
+			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
 			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %q to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", l.Host, inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:
@@ -60,6 +67,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return fmt.Sprintf("Nothing: %s no longer exists, so no controller will ever clear this lock.", o.Ref)
 		case inspect.StaleClears:
 			s := first + upper(unlock) + "."
+			if w := r.Facts.Runtime.WaitText(); w != "" {
+				s += " " + upper(w) + "."
+			}
 			if filtered(r) {
 				s += " " + reconciled(r)
 			}
@@ -73,7 +83,11 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			}
 			return first + "Nothing: " + gateReason(r, gate) + ". The lock stays until that changes or it is cleared by hand."
 		case inspect.StaleGateUnsure:
-			return first + "If a Job starts, " + unlock + ". " + upper(gateReason(r, gate)) + "." + deletes
+			s := first + "If a Job starts, " + unlock + ". " + upper(gateReason(r, gate)) + "."
+			if r.Facts.Runtime.MaybeNoBase() {
+				s += " " + upper(inspect.NoBaseText) + "."
+			}
+			return s + deletes
 		default: // inspect.StaleGatesUnread
 			return first + "If a Job starts, " + unlock + "; whether one will could not be read."
 		}

@@ -112,8 +112,11 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		return []v1alpha1.Advice{}
 	case v1alpha1.Stale:
 		comment := ""
-		if r.Decision.CAPTFClears {
+		switch r.Decision.StaleCase {
+		case inspect.StaleClears:
 			comment = "nothing is required, the next Job of the object clears it. To clear it now:"
+		case inspect.StaleNoState, inspect.StaleRuntimeInfo, inspect.StaleIDMismatch, inspect.StaleNoSteps:
+			comment = "no Job of the controller clears this lock, clear it here and the next Job proceeds:"
 		}
 		return []v1alpha1.Advice{advice.Run(comment, b.Unlock(t.Arg, ns, withID, true, false))}
 	case v1alpha1.Live:

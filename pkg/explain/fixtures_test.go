@@ -53,6 +53,14 @@ func lockLease(ws string, holder *string, infoID, who string) *coordinationv1.Le
 	return l
 }
 
+// infoLease is demo's lock held by its runner pod with a consistent ID,
+// with extra fields in its lock info.
+func infoLease(extra string) *coordinationv1.Lease {
+	l := heldBy("root@" + runPod)
+	l.Annotations[inspect.AnnotationLock] = strings.TrimSuffix(l.Annotations[inspect.AnnotationLock], "}") + extra + "}"
+	return l
+}
+
 // heldBy is demo's lock, held with a consistent ID by who.
 func heldBy(who string) *coordinationv1.Lease {
 	return lockLease(object.DefaultWorkspace, ptr(holderID), holderID, who)

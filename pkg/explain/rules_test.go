@@ -27,6 +27,12 @@ func TestControllerAction(t *testing.T) {
 	own := heldBy("root@" + runPod)
 	released := &jobgate.Gate{State: jobgate.Closed, Reason: "the object is being deleted without a Cluster owner reference, state, Job or sign of an apply: CAPTF drops its finalizer in its preamble, starting no Job and leaving the Lease", Quiet: true, BeforeLockCheck: true, Releases: true}
 
+	liveAction := "Nothing: the object's own runner pod holds the lock. CAPTF creates no Job of terraformcluster/demo until its run lease captf-run-" + demo.Suffix() +
+		" is free, which it is only once every pod of that pod's Job has ended (the object waits: WaitingForRunLease). Once the pod has ended the lock is stale, and the next Job CAPTF starts runs init and then force-unlock -force " + holderID +
+		" first. Only past the run lease's backstop (the Job's activeDeadlineSeconds plus 15 minutes) could a Job start while the pod still runs; it would wait lockTimeoutSeconds for the lock, then fail."
+	noState := func(f *inspect.Facts) {
+		f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
+	}
 	for _, c := range []struct {
 		name    string
 		r       inspect.Result
@@ -39,9 +45,9 @@ func TestControllerAction(t *testing.T) {
 		{name: "unlocked", r: classify(lockLease("default", nil, "", "")), verdict: v1alpha1.Unlocked,
 			want: "Nothing: the lock is free."},
 		{name: "live", r: classify(own, podIs(corev1.PodRunning)), verdict: v1alpha1.Live,
-			want: "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."},
+			want: liveAction},
 		{name: "live, Job active", r: classify(own, podIs(corev1.PodPending)), active: active, verdict: v1alpha1.Live,
-			want: activeFirst + "Nothing: the object's own runner pod holds the lock. A next Job would wait lockTimeoutSeconds (default 300 s) for it, then fail."},
+			want: activeFirst + liveAction},
 
 		{name: "stale: clears", r: classify(own), verdict: v1alpha1.Stale, stale: inspect.StaleClears,
 			want: "T" + forceUnlock[1:] + "."},
@@ -50,6 +56,17 @@ func TestControllerAction(t *testing.T) {
 		{name: "stale: lock-info ID differs", r: classify(lockLease("default", ptr(holderID), otherID, "root@"+runPod)), verdict: v1alpha1.Stale, stale: inspect.StaleIDMismatch,
 			want: "Every Job it creates for terraformcluster/demo runs force-unlock of the lock info's ID " + otherID + "; the backend compares holderIdentity " + holderID +
 				", answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job."},
+		{name: "stale: no state", r: classify(own, noState), verdict: v1alpha1.Stale, stale: inspect.StaleNoState,
+			want: "No Job clears it: its state was never written (StateReadable Unknown/StateNotFound). The Job CAPTF creates for terraformcluster/demo runs init and then force-unlock -force " + holderID +
+				", but the first apply runs init first, and with no state the kubernetes backend of terraform and OpenTofu locks the state itself to write an empty one; that fails at once while this lock is held (\"the state is already locked by another … client\"), so init fails and the force-unlock step never runs, on every retry alike (each Job still emits ForceUnlocked): unlock it, and the first apply proceeds."},
+		{name: "stale: the runtime cannot decode the lock info", r: classify(infoLease(`,"Info":5`)), verdict: v1alpha1.Stale, stale: inspect.StaleRuntimeInfo,
+			want: "Every Job it creates for terraformcluster/demo runs init and then force-unlock -force " + holderID + "; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (json: cannot unmarshal number into Go struct field LockInfo.Info of type string), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it."},
+		{name: "stale: the image does not run", r: classify(own, func(f *inspect.Facts) { f.Runtime.NoSteps = "False/ImagePullFailed" }), verdict: v1alpha1.Stale, stale: inspect.StaleNoSteps,
+			want: "No Job clears it until the image runs: the runner image could not be pulled (ApplyJobSucceeded False/ImagePullFailed): a Job whose pod cannot run the image never reaches its init and force-unlock steps. Once a Job of terraformcluster/demo runs its steps, it runs init and then force-unlock -force " + holderID + " first."},
+		{name: "stale: clears after a wait", r: classify(own, func(f *inspect.Facts) {
+			f.Runtime.Waits = []string{"ApplyJobSucceeded Unknown/WaitingForJobSlot: a Job slot"}
+		}), verdict: v1alpha1.Stale, stale: inspect.StaleClears,
+			want: "T" + forceUnlock[1:] + ". It waits first for ApplyJobSucceeded Unknown/WaitingForJobSlot: a Job slot, which delays the clear and does not stop it."},
 		{name: "stale: object unreadable", r: classify(own, ownerExists(nil), gateIs(nil)), verdict: v1alpha1.Stale, stale: inspect.StaleOwnerUnread,
 			want: "If terraformcluster/demo exists, " + forceUnlock + "; whether it exists could not be read."},
 		{name: "stale: object gone, whatever is active", r: classify(own, ownerExists(ptr(false)), gateIs(nil)), active: active, verdict: v1alpha1.Stale, stale: inspect.StaleOwnerGone,
@@ -107,6 +124,10 @@ func TestAdvice(t *testing.T) {
 		{"stale, CAPTF clears it", classify(own), []string{"# nothing is required, the next Job of the object clears it. To clear it now:", stale}},
 		{"stale, CAPTF does not", classify(own, gateIs(&jobgate.Gate{State: jobgate.Closed, Reason: "paused"})), []string{stale}},
 		{"stale, object gone", classify(own, ownerExists(ptr(false))), []string{stale}},
+		{"stale, no state", classify(own, func(f *inspect.Facts) {
+			f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
+		}),
+			[]string{"# no Job of the controller clears this lock, clear it here and the next Job proceeds:", stale}},
 		{"live", classify(own, podIs(corev1.PodRunning)), []string{
 			"# the runner is alive: look at it rather than unlocking",
 			"kubectl logs -n default " + runPod,

@@ -67,6 +67,9 @@ type Facts struct {
 	// read in full (it is read for a lock whose own runner is gone and
 	// for an owner being deleted, the cases it decides).
 	Gate *jobgate.Gate
+	// Runtime is what CAPTF's next Job meets once it runs its steps; set
+	// with Gate.
+	Runtime Runtime
 }
 
 // Decision is the verdict and its evidence.
@@ -103,8 +106,9 @@ type Case int
 const (
 	// CaseFree: Unlocked; nothing to do.
 	CaseFree Case = iota + 1
-	// CaseOwnRunner: Live; the object's own runner holds the lock, and its
-	// next Job waits for it.
+	// CaseOwnRunner: Live; the object's own runner holds the lock, and
+	// CAPTF starts no Job of the object until the pod has ended (its run
+	// lease); then the lock is stale.
 	CaseOwnRunner
 	// CaseStale: Stale; StaleCase says whether and how it clears.
 	CaseStale
@@ -168,8 +172,10 @@ func caseOf(f Facts, v v1alpha1.Verdict) Case {
 // tells them apart in this order (the first that applies is the case):
 // for a holder name client-go refuses, OwnerUnread, OwnerGone, GateClosed
 // (a gate that stops before the lock check), then CheckFails; for any
-// other, IDMismatch, OwnerUnread, OwnerGone, GatesUnread, GateClosed,
-// GateUnsure, Clears. Whether CAPTF deletes the Lease itself, without a
+// other, RuntimeInfo, IDMismatch, OwnerUnread, OwnerGone, GatesUnread,
+// GateClosed, NoSteps, NoState, GateUnsure, Clears. The first ones are
+// CAPTF's; RuntimeInfo, IDMismatch, NoSteps and NoState are what the
+// runtime does once the Job runs (Runtime). Whether CAPTF deletes the Lease itself, without a
 // Job, is Decision.DeletesLease.
 type StaleCase int
 
@@ -197,9 +203,20 @@ const (
 	// (RefusedName), so CAPTF's lock check fails on every reconcile that
 	// reaches it and no Job starts.
 	StaleCheckFails
+	// StaleRuntimeInfo: the lock info decodes as CAPTF reads it but not
+	// as the runtime does (Lease.RuntimeInfoErr), so every Job's
+	// force-unlock fails with an error CAPTF's runner does not accept.
+	StaleRuntimeInfo
+	// StaleNoState: the object has no state (Runtime.NoState), so the
+	// init of every Job that could start fails on the lock itself and its
+	// force-unlock step never runs.
+	StaleNoState
+	// StaleNoSteps: CAPTF's Jobs end before their steps (Runtime.NoSteps:
+	// the runner image cannot be pulled or is invalid).
+	StaleNoSteps
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (IsValidPathSegmentName: ".", "..", or containing "/" or
@@ -300,7 +317,7 @@ func Classify(f Facts) Decision {
 		return d.stale(f, fmt.Sprintf("holder pod %s is %s", f.Pod.Name, f.Pod.Phase))
 	}
 	d.step("Has the pod finished?", f.Pod.State(), "alive")
-	return d.done(f, v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; the next Job waits for the lock", f.Pod.Name, f.Pod.State()))
+	return d.done(f, v1alpha1.Live, fmt.Sprintf("holder pod %s is %s; CAPTF starts no Job of %s while it runs (its run lease %s is not free until every pod of the pod's Job has ended: WaitingForRunLease), and once it has ended the lock is stale and the next Job CAPTF starts force-unlocks it", f.Pod.Name, f.Pod.State(), ref, RunLeaseName(l.Suffix)))
 }
 
 // stale finishes a Stale decision, saying whether CAPTF will clear it:
@@ -334,7 +351,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 		return d.done(f, v1alpha1.Stale, reason)
 	}
+	rt := f.Runtime
+	noState, noStateWhy := rt.NoState(l.Suffix)
 	switch {
+	case l.RuntimeInfoErr != nil:
+		d.StaleCase = StaleRuntimeInfo
+		reason += fmt.Sprintf("; its lock info decodes as CAPTF reads it (ID, Operation, Who, Version, Created) but not as terraform and OpenTofu read it (%v): their Unlock decodes the whole lock info before it compares IDs, so the force-unlock step of every Job CAPTF starts fails with that error, which CAPTF's runner does not accept, the Job fails and the lock stays, so %s", l.RuntimeInfoErr, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
 	case l.Info.ID != "" && l.Info.ID != l.ID:
 		d.StaleCase = StaleIDMismatch
 		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays, so %s; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, l.Info.ID, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
@@ -353,14 +375,29 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case g.State == jobgate.Closed:
 		d.StaleCase = StaleGateClosed
 		reason += "; CAPTF will not clear it: " + g.Reason
+	case rt.NoSteps != "":
+		d.StaleCase = StaleNoSteps
+		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText())
+	case noState:
+		d.StaleCase = StaleNoState
+		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt)))
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
 	case g.State == jobgate.Unsure:
 		d.StaleCase = StaleGateUnsure
 		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)
+		if rt.MaybeNoBase() {
+			reason += "; " + NoBaseText
+		}
 	default:
 		d.StaleCase, d.CAPTFClears = StaleClears, true
 		reason += "; CAPTF clears it with the object's next Job"
 		if g.Next != "" {
 			reason += " (" + g.Next + ")"
+		}
+		if w := rt.WaitText(); w != "" {
+			reason += "; " + w
 		}
 	}
 	return d.done(f, v1alpha1.Stale, reason)

@@ -65,6 +65,10 @@ type Lease struct {
 	// does not parse, with InfoErr saying which.
 	Info    *Info
 	InfoErr error
+	// RuntimeInfoErr is set when the lock info decodes as CAPTF's
+	// controller decodes it (Info) but not as terraform and OpenTofu do
+	// (LockInfo): their Unlock then fails before it compares IDs.
+	RuntimeInfoErr error
 	// Host is the text after the last "@" of Who; HostErr says why there
 	// is none.
 	Host    string
@@ -117,7 +121,27 @@ func ParseLease(l *coordinationv1.Lease) Lease {
 	}
 	p.Info = &info
 	p.Host, p.HostErr = SplitWho(info.Who)
+	var rt LockInfo
+	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
+		p.RuntimeInfoErr = err
+	}
 	return p
+}
+
+// LockInfo is the lock info as terraform and OpenTofu decode it
+// (statemgr.LockInfo, which their kubernetes backend's Unlock decodes
+// with encoding/json before it compares IDs): the fields CAPTF reads,
+// and Info and Path, both strings. A wrongly typed Info or Path, which
+// CAPTF ignores, fails the runtime's decode and with it every
+// force-unlock.
+type LockInfo struct {
+	ID        string
+	Operation string
+	Info      string
+	Who       string
+	Version   string
+	Created   time.Time
+	Path      string
 }
 
 // SplitWho returns the host of a lock's Who ("user@host"): the text after

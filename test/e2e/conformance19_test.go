@@ -443,7 +443,9 @@ func issue19Rows() []cfRow {
 		// is not: the inputs gate of an unprovisioned machine.
 		row, r := stale19("issue19/7c WaitingForOwner with the owner present: the inputs gate", "cf19-7c", tm, cf19(cfPreamble+" Preamble", cfOwner+" ResolveOwner", "internal/controllers/shared/gates.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 CheckGates"))
 		row.setup = seedOf(r, testbed.Seeded{Status: status19(cond19("DependenciesReady", "Unknown", "WaitingForOwner")), World: in(testbed.World{Cluster: "missing", NoCluster: true, Unprovisioned: true, NoState: true, NoRecords: true})})
-		row.says = []string{"CAPTF clears it with terraformmachine/web's next Job, if a Job starts: a dependency gate is set (DependenciesReady Unknown/WaitingForOwner)"}
+		// Issue 26: without state, the Job that comes once the gate
+		// clears fails its init on the lock.
+		row.says = []string{"no Job clears it: its state was never written", "whether that Job starts at all: a dependency gate is set (DependenciesReady Unknown/WaitingForOwner)"}
 		rows = append(rows, row)
 	}
 	{
@@ -605,8 +607,9 @@ func review19Rows() []cfRow {
 				t.Fatal(err)
 			}
 		}
-		row.note = "CAPTF starts the restore Job, which force-unlocks; the plugin says unsure, as it does not read the backup"
-		row.says = []string{"only the restore Job asked for (captf.io/restore-state=3) starts, if that backup exists"}
+		row.note = "CAPTF starts the restore Job; without a state Secret its init fails on the lock (issue 26), so it does not clear it"
+		row.says = []string{"no Job clears it: no state Secret of suffix", "the restore Job runs init first", "whether that Job starts at all:", "only the restore Job asked for (captf.io/restore-state=3) starts, if that backup exists"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}}
 		rows = append(rows, row)
 	}
 

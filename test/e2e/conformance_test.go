@@ -121,6 +121,12 @@ type cfRow struct {
 	// one CAPTF acts on at its next reconcile, 2 one that waits (the
 	// reconcile is quiet).
 	disagrees int
+	// replay, for a row whose lock CAPTF's Job does not clear because of
+	// what the runtime does, is the runner step that shows it: the runner
+	// replay (replay_test.go) requires the lock still held after the
+	// steps and that output from that step. Rows whose lock CAPTF clears
+	// are replayed without it.
+	replay *cfReplay
 	// world makes objects with what CAPTF reads around them
 	// (testbed.World): every row that expects captfClears does, so that
 	// CAPTF would really start the Job there.
@@ -599,7 +605,8 @@ func conformanceRows() []cfRow {
 			},
 		})
 	}
-	return append(rows, issue19Rows()...)
+	rows = append(rows, issue19Rows()...)
+	return append(rows, issue26Rows()...)
 }
 
 // TestConformance replays CAPTF's own test cases of the stale-lock rules
@@ -608,12 +615,20 @@ func conformanceRows() []cfRow {
 func TestConformance(t *testing.T) {
 	rows := conformanceRows()
 	t.Logf("%d rows", len(rows))
+	var replays []replayRow
 	for _, c := range rows {
 		t.Run(c.name, func(t *testing.T) {
 			cfSetUp(t, c)
-			cfAssert(t, c)
+			if l := cfAssert(t, c); l != nil {
+				if rp, ok := captureReplay(t, c, *l); ok {
+					replays = append(replays, rp)
+				}
+			}
 		})
 	}
+	// The runner replay: CAPTF's runner steps with the real runtimes,
+	// against a copy of each row's lock and state (replay_test.go).
+	t.Run("replay", func(t *testing.T) { runReplays(t, replays) })
 }
 
 // cfSetUp makes the row's objects, pods and Leases exist as the row says;
@@ -696,8 +711,8 @@ func cfSetUp(t *testing.T, c cfRow) {
 }
 
 // cfAssert checks what locks (and, for some rows, explain) say of the row's
-// lock.
-func cfAssert(t *testing.T, c cfRow) {
+// lock, and returns it (nil for a row without a lock Lease).
+func cfAssert(t *testing.T, c cfRow) *v1alpha1.Lock {
 	t.Helper()
 	kc := kubeconfigIn(t, c.ns)
 	list := locksJSON(t, kc)
@@ -716,7 +731,7 @@ func cfAssert(t *testing.T, c cfRow) {
 		if x.Verdict != c.want || x.CAPTFClears {
 			t.Errorf("%s\n  explain %s: %s (clears %v) %q; want %s", c.cite, c.owner, x.Verdict, x.CAPTFClears, x.Reason, c.want)
 		}
-		return
+		return nil
 	}
 	var l *v1alpha1.Lock
 	for i := range list.Items {
@@ -798,6 +813,7 @@ func cfAssert(t *testing.T, c cfRow) {
 	if c.check != nil {
 		c.check(t, kc, *l)
 	}
+	return l
 }
 
 func cfWhy(note string) string {

@@ -78,6 +78,20 @@ func (t Terraform) env() []string {
 // resource is a terraform_data whose provisioner sleeps var.sleep seconds,
 // so an apply holds the lock for that long and needs no provider download.
 func (t Terraform) Init(ctx context.Context, b Backend) (string, error) {
+	dir, err := t.Workdir(b)
+	if err != nil {
+		return "", err
+	}
+	if _, err := t.Run(ctx, dir, "init", "-input=false", "-no-color"); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Workdir writes, in a new working directory which it returns, the
+// configuration Init runs init in, without running anything: a runner
+// replay runs init there itself, as CAPTF's runner does.
+func (t Terraform) Workdir(b Backend) (string, error) {
 	dir, err := os.MkdirTemp(t.Dir, "tf-")
 	if err != nil {
 		return "", err
@@ -114,10 +128,22 @@ variable "sleep" {
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(conf), 0o644); err != nil {
 		return "", err
 	}
-	if _, err := t.Run(ctx, dir, "init", "-input=false", "-no-color"); err != nil {
+	return dir, nil
+}
+
+// RunAs runs the binary in dir with hostname as its host name (a runner
+// pod's, through unshare --uts, as in KilledLock), so that a lock it
+// takes names root@<hostname> as a runner pod's does. It returns the
+// combined output and the exit error.
+func (t Terraform) RunAs(ctx context.Context, dir, hostname string, args ...string) (string, error) {
+	bin, err := t.bin()
+	if err != nil {
 		return "", err
 	}
-	return dir, nil
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--uts", "sh", "-c", `echo "$0" > /proc/sys/kernel/hostname && exec "$@"`, hostname, bin}, args...)...)
+	cmd.Dir, cmd.Env = dir, t.env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // Run runs terraform in dir and returns its combined output.

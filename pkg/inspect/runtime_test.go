@@ -1,0 +1,120 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+)
+
+// withConditions is demo in full with these status conditions, each
+// given as type, status, reason.
+func withConditions(conds ...[3]string) *unstructured.Unstructured {
+	u := full(demo, nil)
+	list := make([]any, len(conds))
+	for n, c := range conds {
+		list[n] = map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": "m", "lastTransitionTime": "2026-09-26T15:53:38Z"}
+	}
+	u.Object["status"] = map[string]any{"conditions": list}
+	return u
+}
+
+// The lock info as the runtime decodes it (statemgr.LockInfo with
+// encoding/json): Info and Path must be strings, keys match whatever
+// their case, null leaves a field empty; CAPTF ignores both fields.
+func TestRuntimeDecodesTheWholeLockInfo(t *testing.T) {
+	base := `"ID":"` + lockID + `","Operation":"OperationTypeApply","Who":"root@` + demoPod + `","Version":"1.11.4","Created":"2026-09-26T15:53:38Z"`
+	for _, c := range []struct {
+		name, extra string
+		fails       bool
+	}{
+		{"as the runtime writes it", `,"Info":"","Path":""`, false},
+		{"no Info or Path", ``, false},
+		{"null Info", `,"Info":null`, false},
+		{"unknown field", `,"Extra":5`, false},
+		{"Info a number", `,"Info":5`, true},
+		{"info in lower case, a number", `,"info":5`, true},
+		{"PATH an object", `,"PATH":{}`, true},
+		{"Path a bool", `,"Path":true`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			info := "{" + base + c.extra + "}"
+			l := ParseLease(lease(demo, ptr(lockID), &info))
+			if l.Info == nil {
+				t.Fatalf("CAPTF's decode failed: %v", l.InfoErr)
+			}
+			if (l.RuntimeInfoErr != nil) != c.fails {
+				t.Fatalf("runtime decode error %v, want failure %v", l.RuntimeInfoErr, c.fails)
+			}
+			r := newCluster([]runtime.Object{lease(demo, ptr(lockID), &info), stateSecret(demo)}, demo).only(t)
+			want(t, r, v1alpha1.Stale)
+			if r.Decision.CAPTFClears == c.fails || (r.Decision.StaleCase == StaleRuntimeInfo) != c.fails {
+				t.Errorf("captfClears %v, case %v: %s", r.Decision.CAPTFClears, r.Decision.StaleCase, r.Decision.Reason)
+			}
+			if c.fails && !strings.Contains(r.Decision.Reason, "cannot unmarshal") {
+				t.Errorf("the reason does not name the runtime's error: %s", r.Decision.Reason)
+			}
+		})
+	}
+}
+
+// Past the Job's start: what the runtime does decides whether the Job
+// CAPTF starts clears the lock.
+func TestRuntimeDecidesPastTheJobStart(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		obj    *unstructured.Unstructured
+		state  bool // a state Secret exists
+		want   StaleCase
+		reason []string
+	}{
+		{"never written", withConditions([3]string{"StateReadable", "Unknown", "StateNotFound"}), false, StaleNoState,
+			[]string{"no Job clears it", "StateReadable Unknown/StateNotFound", "the first apply runs init first", "init fails and the force-unlock step never runs", "unlock it, and the first apply proceeds"}},
+		{"lost, no restore asked", withConditions([3]string{"StateReadable", "False", "StateLost"}), false, StaleGateClosed,
+			[]string{"no Job but a restore starts"}},
+		{"a live object's Secrets are not read: the condition decides", withConditions([3]string{"StateReadable", "Unknown", "StateNotFound"}), true, StaleNoState, nil},
+		{"image not pulled", withConditions([3]string{"ApplyJobSucceeded", "False", "ImagePullFailed"}), true, StaleNoSteps,
+			[]string{"until the image runs", "ApplyJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps"}},
+		{"image invalid", withConditions([3]string{"ApplyJobSucceeded", "False", "ImageInvalid"}), true, StaleNoSteps, []string{"layout is invalid"}},
+		{"a Job slot", withConditions([3]string{"DriftJobSucceeded", "Unknown", "WaitingForJobSlot"}), true, StaleClears,
+			[]string{"CAPTF clears it with the object's next Job", "waits first for DriftJobSucceeded Unknown/WaitingForJobSlot", "delays the clear and does not stop it"}},
+		{"the run lease and the cluster", withConditions([3]string{"ApplyJobSucceeded", "Unknown", "WaitingForRunLease"}, [3]string{"RestoreJobSucceeded", "Unknown", "WaitingForClusterOperation"}), true, StaleClears,
+			[]string{"WaitingForRunLease", "and for RestoreJobSucceeded Unknown/WaitingForClusterOperation"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs := []runtime.Object{held(demo, "root@"+demoPod)}
+			if c.state {
+				objs = append(objs, stateSecret(demo))
+			}
+			r := newClusterFull(objs, c.obj).only(t)
+			want(t, r, v1alpha1.Stale, c.reason...)
+			if r.Decision.StaleCase != c.want || r.Decision.CAPTFClears != (c.want == StaleClears) {
+				t.Errorf("case %v (captfClears %v), want %v: %s", r.Decision.StaleCase, r.Decision.CAPTFClears, c.want, r.Decision.Reason)
+			}
+		})
+	}
+}
+
+// A restore asked for of a lost state: CAPTF starts it (if its backup
+// exists), and its init fails on the lock as the apply's would.
+func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
+	for _, reason := range []string{"StateLost", "ApplyOutcomeUnknown"} {
+		u := withConditions([3]string{"StateReadable", "False", reason})
+		u.SetAnnotations(map[string]string{"captf.io/restore-state": "3"})
+		r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
+		want(t, r, v1alpha1.Stale, "no Job clears it", "the restore Job runs init first", "does not retry a failed restore for the same serial")
+		if r.Decision.StaleCase != StaleNoState || r.Decision.CAPTFClears {
+			t.Errorf("%s: case %v: %s", reason, r.Decision.StaleCase, r.Decision.Reason)
+		}
+	}
+	u := withConditions([3]string{"StateReadable", "False", "StateInconsistent"})
+	u.SetAnnotations(map[string]string{"captf.io/restore-state": "3"})
+	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
+	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails", "terraform v1.11.4 was seen to crash there")
+	if r.Decision.StaleCase != StaleGateUnsure || r.Decision.CAPTFClears {
+		t.Errorf("inconsistent: case %v: %s", r.Decision.StaleCase, r.Decision.Reason)
+	}
+}

@@ -1,0 +1,188 @@
+package e2e
+
+// The rows of issue 26: where CAPTF starts the Job, or would, and what
+// the runtime then does with the lock decides whether it clears. Each
+// row cites CAPTF's files and the runtimes' (the newest stored versions
+// read; docs/how-it-decides.md lists them). The rows the runner replay
+// (replay_test.go) covers are those whose lock CAPTF clears and those
+// with a replay step: false because of what the runtime does.
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/test/testbed"
+)
+
+// The CAPTF and runtime files of issue 26, at the commits read.
+const (
+	cfPlan       = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfRunGo      = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
+	cfRunLease   = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfSlots      = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
+	cfConditions = "api/v1alpha1/conditions_consts.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	tfState      = "hashicorp/terraform internal/backend/remote-state/kubernetes/backend_state.go@060255a9d5c6bf699a00199abefdcfdf77b9c832 StateMgr"
+	tofuState    = "opentofu/opentofu internal/backend/remote-state/kubernetes/backend_state.go@122e767c142dd632c4ecd1641689f62fbd7f2a75 StateMgr"
+	tfClient     = "hashicorp/terraform internal/backend/remote-state/kubernetes/client.go@019f88dd91c5119fb070324f7a123fb061e696af Get, Unlock, getLockInfo"
+	tofuClient   = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
+)
+
+func cf26(parts ...string) string {
+	return "captf and the runtimes (issue 26): " + strings.Join(parts, ", ")
+}
+
+// noUnlockAdvice requires explain's "What you can do" to give the unlock
+// command and not to say that nothing is required.
+func noUnlockAdvice(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock) {
+	return func(t *testing.T, _ string, _ v1alpha1.Lock) {
+		x := explainJSONIn(t, r.Namespace, r.String())
+		unlock := false
+		for _, a := range x.Advice {
+			if strings.Contains(a.Comment, "nothing is required") {
+				t.Errorf("explain %s says %q though no Job clears the lock", r, a.Comment)
+			}
+			if strings.Contains(a.Command, " unlock "+r.String()+" ") && strings.Contains(a.Command, "--id '"+cfLockID+"'") {
+				unlock = true
+			}
+		}
+		if !unlock {
+			t.Errorf("explain %s gives no unlock command: %+v", r, x.Advice)
+		}
+	}
+}
+
+// backup26 makes the state backup of serial 3 a row's restore asks for,
+// so that CAPTF really starts the restore Job (restore.go restoreTarget).
+func backup26(t *testing.T, r object.Ref) {
+	t.Helper()
+	ctx := context.Background()
+	uid, err := admin.UID(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.StateBackup(ctx, r, "cl-"+r.Suffix(), 3, uid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue26Rows are the rows of issue 26, cases 1 to 5.
+func issue26Rows() []cfRow {
+	var rows []cfRow
+	tc := object.TerraformCluster
+	seed := func(r *object.Ref, s testbed.Seeded) func(t *testing.T, ns string) {
+		return func(t *testing.T, _ string) { seed19(t, *r, s) }
+	}
+	in := func(w testbed.World) *testbed.World { return &w }
+	noStateInit := &cfReplay{step: "init", output: []string{"already locked by another"}}
+
+	// Case 1: no state Secret. The backend's StateMgr locks to write an
+	// empty state, which fails while the stale lock is held: init
+	// fails, and the force-unlock step never runs.
+	{
+		row, r := stale19("issue26/1a never applied: the first apply's init fails", "cf26-1a", tc,
+			cf26(cfPlan+" Steps", cfDecide+" decide (NoState)", tfState, tofuState, tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{NoState: true, Unprovisioned: true})})
+		row.note = "StateReadable Unknown/StateNotFound and no state Secret: the apply Job runs init, whose StateMgr cannot lock"
+		row.says = []string{"no Job clears it", "StateReadable Unknown/StateNotFound", "the first apply runs init first", "init fails and the force-unlock step never runs", "unlock it, and the first apply proceeds"}
+		row.action = []string{"No Job clears it", "init fails and the force-unlock step never runs"}
+		row.replay = noStateInit
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/1b lost state: the restore's init fails", "cf26-1b", tc,
+			cf26(cfReconcile+" run (held && !restore)", cfRestore+" restoreTarget", cfPlan+" Steps (restore: init, force-unlock, state push)", cfConditions+" RestoreFailedReason", tfState, tofuState))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "False", "StateLost")), World: in(testbed.World{NoState: true})})
+			backup26(t, *r)
+		}
+		row.note = "a provisioned object whose state Secret is gone: CAPTF holds it (StateLost) and starts only the restore asked for, whose init fails on the lock"
+		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "does not retry a failed restore for the same serial"}
+		row.action = []string{"No Job clears it"}
+		row.replay = noStateInit
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/1c chunks without a base: the restore's init fails", "cf26-1c", tc,
+			cf26(cfReader+" Read, orderChunks (StateInconsistent)", cfRestore+" restoreTarget", tfClient, tofuClient, tfState, tofuState))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "False", "StateInconsistent")), World: in(testbed.World{NoState: true})})
+			if err := admin.StateChunk(context.Background(), *r, "cl-"+r.Suffix(), 1); err != nil {
+				t.Fatal(err)
+			}
+			backup26(t, *r)
+		}
+		row.note = "CAPTF finds a chunk and no base (StateInconsistent, held): the runtime reads the base Secret alone, finds none, and its init fails on the lock as with no state"
+		row.says = []string{"if the inconsistency is chunks without their base Secret", "the restore's init fails", "its force-unlock step never runs"}
+		// OpenTofu reads a chunk without its base as no state and fails on
+		// the lock; terraform v1.11.4 lists the chunks and crashes.
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another", "panic: runtime error: index out of range"}}
+		rows = append(rows, row)
+	}
+
+	// Case 2: lock info CAPTF decodes and the runtime does not.
+	{
+		row, r := stale19("issue26/2 lock info the runtime cannot decode", "cf26-2", tc,
+			cf26(cfBookkeeping+" checkLock (ID, Operation, Who, Version, Created)", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		info := strings.TrimSuffix(cfCheckInfo("root@"+row.host), "}") + `,"Info":5}`
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = info
+		row.note = "statemgr.LockInfo.Info is a string: the runtime's Unlock fails to decode before it compares IDs"
+		row.says = []string{"not as terraform and OpenTofu read it (json: cannot unmarshal number into Go struct field LockInfo.Info of type string)", "which CAPTF's runner does not accept"}
+		row.action = []string{"It never clears through a Job: unlock it."}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"cannot unmarshal number into Go struct field LockInfo.Info of type string"}}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/2b lock-info ID differs from holderIdentity", "cf26-2b", tc,
+			cf26(cfBookkeeping+" checkLock (the info's ID)", cfPlan+" Steps (OKIf: does not match existing lock)", tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
+		row.note = "both steps succeed as CAPTF's runner counts success, and the lock stays"
+		row.says = []string{"does not match existing lock", "the runner counts that as success and the lock stays"}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}}
+		rows = append(rows, row)
+	}
+
+	// Case 3: a Job that never reaches its steps.
+	{
+		row, r := stale19("issue26/3 the runner image cannot be pulled", "cf26-3", tc, cf26(cfConditions+" ImagePullFailedReason, ImageInvalidReason", cfRunGo+" ImageCandidates, ChooseImage", cfPlan+" Steps"))
+		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("ApplyJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
+		row.says = []string{"no Job of CAPTF's clears it until the image runs", "ApplyJobSucceeded False/ImagePullFailed"}
+		row.action = []string{"No Job clears it until the image runs"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
+	// Case 4: a Live lock: no Job while the pod runs.
+	{
+		row, r := stale19("issue26/4 live: the run lease holds the next Job back", "cf26-4", tc, cf26(cfRunLease+" Free, podsRunning", cfRunGo+" StartJob"))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		row.want, row.absent = v1alpha1.Live, nil
+		row.pods = []cfPod{{name: row.host, phase: corev1.PodRunning}}
+		row.says = []string{"CAPTF starts no Job of terraformcluster/web while it runs", "its run lease captf-run-" + r.Suffix(), "WaitingForRunLease", "the next Job CAPTF starts force-unlocks it"}
+		row.action = []string{"CAPTF creates no Job of terraformcluster/web until its run lease captf-run-" + r.Suffix() + " is free"}
+		row.notAction = []string{"A next Job would wait"}
+		rows = append(rows, row)
+	}
+
+	// Case 5: waits before the Job delay the clear.
+	{
+		row, r := stale19("issue26/5 the clear waits for a Job slot and the cluster", "cf26-5", tc, cf26(cfSlots+" takeJobSlot", cfRunLease+" Free", cfConditions+" WaitingForRunLeaseReason, WaitingForClusterOperationReason"))
+		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "Unknown", "WaitingForJobSlot"), cond19("ApplyJobSucceeded", "Unknown", "WaitingForMachineOperations")), World: in(testbed.World{})})
+		row.clears = true
+		row.says = []string{"CAPTF clears it with the object's next Job", "waits first for", "WaitingForJobSlot", "WaitingForMachineOperations", "delays the clear and does not stop it"}
+		row.action = []string{"which delays the clear and does not stop it"}
+		rows = append(rows, row)
+	}
+	return rows
+}
