@@ -115,8 +115,12 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		switch r.Decision.StaleCase {
 		case inspect.StaleClears:
 			comment = "nothing is required, the next Job of the object clears it. To clear it now:"
-		case inspect.StaleNoState, inspect.StaleRuntimeInfo, inspect.StaleIDMismatch, inspect.StaleNoSteps:
+		case inspect.StaleNoState, inspect.StaleRuntimeInfo, inspect.StaleIDMismatch:
 			comment = "no Job of the controller clears this lock, clear it here and the next Job proceeds:"
+		case inspect.StaleNoSteps:
+			// Unlocking does not make an image run; once one does, that
+			// Job force-unlocks the lock itself.
+			comment = "fix the runner image or its pull secret, the first Job whose image runs clears this lock. To clear it now:"
 		}
 		return []v1alpha1.Advice{advice.Run(comment, b.Unlock(t.Arg, ns, withID, true, false))}
 	case v1alpha1.Live:

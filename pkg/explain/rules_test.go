@@ -128,6 +128,8 @@ func TestAdvice(t *testing.T) {
 			f.Runtime = inspect.Runtime{StateStatus: "Unknown", StateReason: "StateNotFound"}
 		}),
 			[]string{"# no Job of the controller clears this lock, clear it here and the next Job proceeds:", stale}},
+		{"stale, the image does not run", classify(own, func(f *inspect.Facts) { f.Runtime.NoSteps = "False/ImagePullFailed" }),
+			[]string{"# fix the runner image or its pull secret, the first Job whose image runs clears this lock. To clear it now:", stale}},
 		{"live", classify(own, podIs(corev1.PodRunning)), []string{
 			"# the runner is alive: look at it rather than unlocking",
 			"kubectl logs -n default " + runPod,
