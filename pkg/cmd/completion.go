@@ -85,7 +85,10 @@ func completeTargets(f *factory) cobra.CompletionFunc {
 func safe(candidates []cobra.Completion) []cobra.Completion {
 	out := candidates[:0:0]
 	for _, c := range candidates {
-		if escape.Safe(c) {
+		// kubectl's bash completion passes candidates to compgen -W,
+		// which expands $(...), backquotes and backslashes: a kubeconfig
+		// name holding one would run as a command at <TAB>.
+		if escape.Safe(c) && !strings.ContainsAny(c, "$`\\") {
 			out = append(out, c)
 		}
 	}

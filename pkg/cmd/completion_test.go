@@ -241,3 +241,23 @@ func TestCompletionScriptsNameTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// A kubeconfig name that kubectl's bash completion would expand, through
+// compgen -W, into a command is never offered (review27 m2).
+func TestCompletionLeavesOutExpandingNames(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "config")
+	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\nusers:\n- name: u\n  user: {token: a}\ncontexts:\n" +
+		"- name: ok\n  context: {cluster: c, user: u}\n" +
+		"- name: \"$(touch /tmp/pwned)\"\n  context: {cluster: c, user: u}\n" +
+		"- name: \"`id`\"\n  context: {cluster: c, user: u}\n" +
+		"- name: \"a\\\\b\"\n  context: {cluster: c, user: u}\n"
+	if err := os.WriteFile(kc, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--context", "--contexts"} {
+		got, _ := complete(t, "--kubeconfig", kc, "locks", flag, "")
+		if !slices.Equal(got, []string{"ok"}) {
+			t.Errorf("%s: got %q, want only ok", flag, got)
+		}
+	}
+}

@@ -29,6 +29,11 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 	if o.AllContexts {
 		names = sortedKeys(raw.Contexts)
 	}
+	if len(names) == 0 {
+		// Nothing read is not all clear: a cron check given a kubeconfig
+		// that is missing or empty must fail, not pass.
+		return fmt.Errorf("--all-contexts found no context in the kubeconfig: nothing to read")
+	}
 	for _, n := range names {
 		if _, ok := raw.Contexts[n]; !ok {
 			return fmt.Errorf("context %q is not in the kubeconfig", n)
@@ -45,7 +50,7 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 	for i, name := range names {
 		g.Go(func() error {
 			s := &scans[i]
-			s.items, s.warnings, s.err = o.scanContext(ctx, name)
+			s.items, s.warnings, s.err = o.scanContext(ctx, name, len(names) > 1)
 			return nil
 		})
 	}
@@ -73,11 +78,21 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 // the other connection flags of the command line: its own cluster,
 // credentials and namespace unless a flag says otherwise (-A reads every
 // namespace).
-func (o *LocksOptions) scanContext(ctx context.Context, name string) ([]v1alpha1.Lock, []string, error) {
+//
+// With several contexts read at once, an exec credential plugin gets no
+// terminal input: plugins of up to contextScans contexts run together,
+// and a code typed for one cluster's login could reach another's.
+func (o *LocksOptions) scanContext(ctx context.Context, name string, several bool) ([]v1alpha1.Lock, []string, error) {
 	flags := contextFlags(o.factory.flags, name)
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, nil, err
+	}
+	if several && cfg.ExecProvider != nil {
+		exec := *cfg.ExecProvider
+		exec.StdinUnavailable = true
+		exec.StdinUnavailableMessage = "kubectl captf reads several contexts at once; log in to context " + name + " first (kubectl --context " + name + " ...)"
+		cfg.ExecProvider = &exec
 	}
 	ns := ""
 	if !o.AllNamespaces {

@@ -285,3 +285,65 @@ func TestContextsCheckEachContext(t *testing.T) {
 		t.Errorf("%d contexts read, %d requests", len(reads.cfgs), len(srv.Requests()))
 	}
 }
+
+// --all-contexts with a kubeconfig that has no context (a missing
+// $KUBECONFIG, an empty file) is an error, before any request: a cron
+// check that reads nothing must not report all clear (review27 M1).
+func TestAllContextsOfNoContextIsAnError(t *testing.T) {
+	f, srv := verdictsWorld().factory(t)
+	readContexts(f, srv)
+	kc := filepath.Join(t.TempDir(), "empty")
+	writeFile(t, kc, "apiVersion: v1\nkind: Config\n")
+	res := captf(t, f, "--kubeconfig", kc, "locks", "--all-contexts", "--exit-code")
+	if res.code != ExitError || res.out != "" || res.err != "error: --all-contexts found no context in the kubeconfig: nothing to read\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", res.code, res.out, res.err)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Errorf("%d requests", len(srv.Requests()))
+	}
+}
+
+// An exec credential plugin gets no terminal input when several contexts
+// are read at once, and keeps it with one (review27 m4).
+func TestContextsExecPluginsGetNoStdinWhenSeveral(t *testing.T) {
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	writeFile(t, kc, `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/false, interactiveMode: IfAvailable}
+contexts:
+- name: a
+  context: {cluster: c, user: u, namespace: infra}
+- name: b
+  context: {cluster: c, user: u, namespace: infra}
+current-context: a
+`)
+	for _, c := range []struct {
+		scan []string
+		want bool
+	}{{[]string{"--contexts", "a,b"}, true}, {[]string{"--all-contexts"}, true}, {[]string{"--contexts", "a"}, false}} {
+		f, srv := verdictsWorld().factory(t)
+		var mu sync.Mutex
+		var seen []bool
+		f.forContext = func(cfg *rest.Config) (*clients, error) {
+			mu.Lock()
+			seen = append(seen, cfg.ExecProvider != nil && cfg.ExecProvider.StdinUnavailable)
+			mu.Unlock()
+			return newClients(srv.Config())
+		}
+		captf(t, f, append([]string{"--kubeconfig", kc, "locks"}, c.scan...)...)
+		if len(seen) == 0 {
+			t.Fatalf("%v: no context read", c.scan)
+		}
+		for _, got := range seen {
+			if got != c.want {
+				t.Errorf("%v: StdinUnavailable %v, want %v", c.scan, got, c.want)
+			}
+		}
+	}
+}

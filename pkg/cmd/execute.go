@@ -136,6 +136,12 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	err := root.ExecuteContext(ctx)
 	switch {
 	case ctx.Err() != nil: // Ctrl-C or another of interrupts, also ending a watch
+		// An error other than the interrupt itself (a write whose answer
+		// was lost, an unlock not on record) is still said.
+		var code exitCode
+		if err != nil && !errors.As(err, &code) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			printError(streams.ErrOut, err)
+		}
 		return exitFor(context.Cause(ctx))
 	case err == nil:
 		return ExitOK
@@ -144,6 +150,11 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	if errors.As(err, &code) {
 		return int(code)
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
+	printError(streams.ErrOut, err)
 	return ExitError
+}
+
+// printError prints err as kubectl does: one "error:" line, escaped.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
 }

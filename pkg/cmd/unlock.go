@@ -240,9 +240,10 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		}
 		o.settle(ctx, out, opts)
 		outcomes = append(outcomes, out)
-		if ctx.Err() != nil || out.Unrecorded {
-			// An unlock not on record stops the run before any other
-			// write: one write at a time is on record, or none follows.
+		if ctx.Err() != nil || out.Unrecorded || out.WriteUnknown {
+			// An unlock not on record, or a write whose fate is not known,
+			// stops the run before any other write: one write at a time is
+			// on record, or none follows.
 			break
 		}
 	}

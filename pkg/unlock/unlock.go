@@ -262,10 +262,41 @@ func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Option
 	case err != nil && refusedForSure(err):
 		return nil, err
 	case err != nil:
-		return nil, &UnknownWriteError{Err: err}
+		return u.afterUnknownWrite(ctx, out, r.Facts.Lease, err)
 	}
 	out.Action = v1alpha1.ActionUnlocked
 	return out, nil
+}
+
+// afterUnknownWrite reads the Lease again when its write got no answer (a
+// dropped connection, a timeout, a server error), so that a write the
+// server applied is reported and recorded as an unlock, and one it did
+// not apply as a failure that wrote nothing. Only when the Lease cannot
+// tell (it cannot be read, it was re-created, someone else changed it)
+// is the outcome an UnknownWriteError, after which no other write
+// follows. The read is bounded and, as the write was, not cancelled by
+// an interrupt.
+func (u *Unlocker) afterUnknownWrite(ctx context.Context, out *Outcome, was inspect.Lease, werr error) (*Outcome, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	snap, err := u.Reader.ReadLock(rctx, out.Namespace, out.Lease)
+	if err != nil {
+		return nil, &UnknownWriteError{Err: werr}
+	}
+	r, ok := inspect.DecideLock(snap, out.Namespace, out.Lease)
+	if !ok {
+		return nil, &UnknownWriteError{Err: werr}
+	}
+	now := r.Facts.Lease
+	switch {
+	case now.UID == was.UID && now.ResourceVersion == was.ResourceVersion:
+		return nil, fmt.Errorf("%w; the Lease read again is unchanged, so nothing was written", werr)
+	case now.UID == was.UID && !now.Held && errors.Is(now.InfoErr, inspect.ErrNoLockInfo):
+		out.Action = v1alpha1.ActionUnlocked
+		out.Warnings = append(out.Warnings, "the answer to the write was lost ("+werr.Error()+"); the Lease read again shows the lock cleared, so the write was applied")
+		return out, nil
+	}
+	return nil, &UnknownWriteError{Err: werr}
 }
 
 // refusedCommands are what a refused operator can run: a look at a live
@@ -332,6 +363,11 @@ func (u *Unlocker) Record(ctx context.Context, out *Outcome, o Options) {
 	if err != nil {
 		out.Unrecorded = true
 		out.Warnings = append(out.Warnings, "the unlock was not recorded as an Event: "+err.Error())
+		if o.Reconcile {
+			// The patch is a write too: none follows one not on record.
+			out.Warnings = append(out.Warnings, "--reconcile: the object was not annotated, for the unlock is not on record")
+		}
+		return
 	}
 	out.Event = name
 	owner := out.Result.Facts.Owner

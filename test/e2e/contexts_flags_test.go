@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -284,5 +285,19 @@ func TestContextsNamesStayInTheirCluster(t *testing.T) {
 	}
 	if _, held := lease(admin); held {
 		t.Error("cluster one's lock is still held")
+	}
+}
+
+// The cron check over every context fails when there is no context to
+// read: a kubeconfig that is empty, or a $KUBECONFIG that names no file,
+// reads nothing, and nothing read is not all clear (review27 M1).
+func TestAllContextsWithNoContextFails(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := captf(t, empty, "locks", "--all-contexts", "--exit-code")
+	if res.code != 1 || res.out != "" || !strings.Contains(res.err, "error: --all-contexts found no context in the kubeconfig") {
+		t.Errorf("empty kubeconfig: exit %d, stdout %q, stderr %q", res.code, res.out, res.err)
 	}
 }
