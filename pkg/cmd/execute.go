@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/captf-io/kubectl-captf/pkg/escape"
@@ -67,7 +66,9 @@ func run(ctx context.Context, o options) error {
 }
 
 // Execute runs the root command and returns the process exit code. Errors
-// are printed as kubectl prints them: one line, "error: ...".
+// are printed as kubectl prints them, "error: ..." with the lines of the
+// plugin's and cobra's messages; what the cluster wrote into one stays
+// escaped on its line (escape.Error).
 func Execute(streams genericiooptions.IOStreams, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -93,6 +94,6 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	if errors.As(err, &code) {
 		return int(code)
 	}
-	fmt.Fprintf(streams.ErrOut, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
+	fmt.Fprintf(streams.ErrOut, "error: %s\n", escape.Error(err))
 	return ExitError
 }
