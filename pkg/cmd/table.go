@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -202,12 +203,18 @@ func (p *tablePrinter) render(w io.Writer, rows [][]string) error {
 	}
 	// The renderer pads the last column; kubectl does not.
 	for _, line := range strings.Split(strings.TrimRight(buf.String(), "\n"), "\n") {
+		line = strayReset.ReplaceAllString(line, "\x1b[0m$1")
 		if _, err := io.WriteString(w, strings.TrimRight(line, " ")+"\n"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// strayReset is the reset tablewriter appends to a coloured cell after its
+// padding, which stands before the next cell: a verdict ends in its own
+// reset. No ESC of the cluster's reaches a cell (escape.Text).
+var strayReset = regexp.MustCompile("\x1b\\[0m( +)\x1b\\[0m")
 
 // failedContextRow marks a context that could not be read: <error> where
 // its objects would be, the error as its reason.
