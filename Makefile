@@ -82,9 +82,13 @@ release-check:
 	bash hack/release/check.sh
 
 # A throw-away cluster with one lock of each verdict; `make demo-stop` ends it.
-# It builds etcd and kube-apiserver only: the demo needs no OpenTofu.
+# It checks what it needs first (hack/demo/preflight.sh), builds etcd and
+# kube-apiserver only (the demo needs no OpenTofu, terraform or root) and
+# the plugin as `make build` does, versioned.
 demo:
+	@bash hack/demo/preflight.sh
 	@bash hack/testbed/build.sh >/dev/null
+	@$(MAKE) --no-print-directory build
 	$(GO) run ./hack/demo up
 
 demo-stop:

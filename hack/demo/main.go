@@ -1,15 +1,21 @@
 // Command demo starts a throw-away CAPTF management cluster on 127.0.0.1,
-// seeds one lock of each verdict (real terraform locks among them) and
-// runs `kubectl captf locks -A` against it. `demo down` stops it.
+// seeds one lock of each verdict, written as Terraform's kubernetes backend
+// writes them, and runs `kubectl captf locks -A` against it. `demo down`
+// stops it. It needs Go and the test-bed's etcd and kube-apiserver
+// (make demo builds them), and no root, unshare or terraform: it runs on
+// Linux and macOS alike.
 //
 //	go run ./hack/demo [up|down]
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,6 +51,11 @@ func main() {
 }
 
 func up(ctx context.Context) error {
+	// make demo builds it first (make build: versioned).
+	bin := filepath.Join("bin", "kubectl-captf")
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s is missing: run make demo, which builds it", bin)
+	}
 	if err := down(); err != nil {
 		return err
 	}
@@ -76,14 +87,9 @@ func up(ctx context.Context) error {
 		return err
 	}
 	c.Kubeconfig = kubeconfig
-	p.step("Seeding one lock of each verdict (real terraform locks among them)")
-	if err := seed(ctx, c, abs); err != nil {
+	p.step("Seeding one lock of each verdict")
+	if err := seed(ctx, c); err != nil {
 		return err
-	}
-	p.step("Building the plugin")
-	bin := filepath.Join("bin", "kubectl-captf")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-captf").CombinedOutput(); err != nil {
-		return fmt.Errorf("building the plugin: %v\n%s", err, out)
 	}
 	p.step("")
 	fmt.Printf("\n$ kubectl captf locks -A\n")
@@ -123,13 +129,19 @@ func (p *progress) step(name string) {
 	}
 }
 
-// seed makes one lock of each verdict in namespace "demo", and one in "team-a".
-func seed(ctx context.Context, c *testbed.Cluster, work string) error {
+// seed makes one lock of each verdict in namespace "demo", and one in
+// "team-a". It writes each lock Lease as the kubernetes backend of
+// Terraform and OpenTofu writes it (test/testbed's LockLease and
+// LockInfo), with the labels CAPTF passes the backend, rather than running
+// terraform: a runner pod's lock needs a runner pod's hostname in its Who,
+// which only a UTS namespace (unshare, Linux and root) gives a real
+// terraform, and the demo runs for any user, on Linux and macOS alike.
+// The end-to-end tests take their locks with the real binaries.
+func seed(ctx context.Context, c *testbed.Cluster) error {
 	cs, err := c.Clients()
 	if err != nil {
 		return err
 	}
-	tf := testbed.Terraform{Kubeconfig: c.Kubeconfig, Dir: work}
 	ref := func(k object.Kind, ns, name string) object.Ref { return object.Ref{Kind: k, Namespace: ns, Name: name} }
 	stale := ref(object.TerraformCluster, "demo", "demo")
 	live := ref(object.TerraformMachine, "demo", "web-1")
@@ -141,30 +153,73 @@ func seed(ctx context.Context, c *testbed.Cluster, work string) error {
 			return err
 		}
 	}
+	now := time.Now()
+	held := func(r object.Ref, who string, age time.Duration) error {
+		id, err := lockID()
+		if err != nil {
+			return err
+		}
+		info := testbed.LockInfo(id, who, now.Add(-age))
+		_, err = cs.LockLease(ctx, r.Namespace, r.Suffix(), backendLabels(r), &id, &info)
+		return err
+	}
 	// Stale: an OOM-killed runner; its pod is gone.
-	if _, err := tf.LockAs(ctx, cs.Kube, stale, "captf-c-demo-apply-a1-d72d2a-x7k2p"); err != nil {
+	if err := held(stale, "root@captf-c-demo-apply-a1-d72d2a-x7k2p", 9*time.Second); err != nil {
 		return err
 	}
 	// Live: a runner pod that is still running.
 	livePod := "captf-m-web-1-refresh-a3-0a1b2c-q8w7e"
-	if _, err := tf.LockAs(ctx, cs.Kube, live, livePod); err != nil {
+	if err := held(live, "root@"+livePod, 9*time.Second); err != nil {
 		return err
 	}
 	if _, err := cs.RunnerPod(ctx, live, livePod, corev1.PodRunning); err != nil {
 		return err
 	}
 	// Foreign: terraform run from this machine, as from a workstation.
-	if _, err := tf.LockAs(ctx, cs.Kube, foreign, ""); err != nil {
+	if err := held(foreign, workstation(), 8*time.Second); err != nil {
 		return err
 	}
 	// Unknown: a held Lease whose lock info is not JSON.
 	id, junk := "5d2c1b0a-9f8e-7d6c-5b4a-3f2e1d0c9b8a", "{truncated"
-	if _, err := cs.LockLease(ctx, unknown.Namespace, unknown.Suffix(), testbed.OwnerLabels(unknown), &id, &junk); err != nil {
+	if _, err := cs.LockLease(ctx, unknown.Namespace, unknown.Suffix(), backendLabels(unknown), &id, &junk); err != nil {
 		return err
 	}
-	// Unlocked: terraform init alone.
-	_, err = tf.Init(ctx, testbed.Backend{Namespace: free.Namespace, Suffix: free.Suffix(), Labels: testbed.OwnerLabels(free)})
+	// Unlocked: as `terraform init` leaves it, locked once and released.
+	_, err = cs.LockLease(ctx, free.Namespace, free.Suffix(), backendLabels(free), nil, nil)
 	return err
+}
+
+// backendLabels are the labels CAPTF passes the backend for r, which the
+// backend puts on the lock Lease beside its own: the owner's kind and
+// name, its Cluster API Cluster (named as its namespace here), that CAPTF
+// manages it, and that clusterctl move moves it.
+func backendLabels(r object.Ref) map[string]string {
+	l := testbed.OwnerLabels(r)
+	l[testbed.ClusterNameLabel] = r.Namespace
+	l["clusterctl.cluster.x-k8s.io/move"] = ""
+	return l
+}
+
+// lockID is a lock ID as Terraform makes one: 16 random bytes as
+// 8-4-4-4-12 lowercase hex, without a UUID's version bits.
+func lockID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+}
+
+// workstation is the Who of a terraform run on this machine: the user's
+// name and the hostname, as Terraform writes them.
+func workstation() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return name + "@" + host
 }
 
 // down stops a demo cluster started earlier, if any, and removes its files.

@@ -11,7 +11,11 @@
 #     each with its completion shim (the .cmd one on Windows only) and the
 #     k9s plugins file; the caveat's bash/zsh line makes `kubectl captf <TAB>`
 #     work, both with krew's default root (~/.krew) and with KREW_ROOT set
-#  6. `kubectl captf version` through kubectl's own plugin discovery
+#  6. `kubectl captf version` through kubectl's own plugin discovery; the
+#     caveat's rm line removes the shim; the repository's own krew index
+#     (plugins/captf.yaml, hack/release/krew-index.sh): krew index add from
+#     its git URL, krew install captf/captf, and krew upgrade to the next
+#     release, with the archives served on 127.0.0.1
 #  7. test/release, with its release-tagged tests (only built here, and
 #     failing without CAPTF_DIST and CAPTF_MAKE_BIN, so that none skips):
 #     krew/captf.yaml agrees with the generated manifest, every archive
@@ -128,6 +132,52 @@ for bin in "$home/.krew/bin" "$krewroot/bin"; do
   fi
   PATH="$bin:$PATH" kubectl captf version
 done
+
+# The caveat's rm line removes the copied shim, which krew uninstall leaves.
+rmline=$(sed -n 's/^ *\(rm .*kubectl_complete-captf\)$/\1/p' dist/krew/captf.yaml)
+test -n "$rmline"
+env -u KREW_ROOT HOME="$home" bash -c "$rmline"
+KREW_ROOT="$krewroot" HOME="$home2" bash -c "$rmline"
+if [ -e "$home/.krew/bin/kubectl_complete-captf" ] || [ -e "$krewroot/bin/kubectl_complete-captf" ]; then
+  echo "error: the caveat's rm line left the completion shim" >&2
+  exit 1
+fi
+
+# The repository's own krew index, as the README's first screen installs
+# it: hack/release/krew-index.sh writes plugins/captf.yaml to the main
+# branch of a bare copy of this repository (release.yml: of the repository
+# itself), krew adds it as an index from its git URL, installs captf/captf
+# from it, and `krew upgrade` follows the next release. The archives are
+# served on 127.0.0.1 where the release's download URLs would be.
+mkdir -p "$root/download"
+ln -s "$PWD/dist" "$root/download/v9.9.9"
+ln -s "$PWD/dist" "$root/download/v9.9.10"
+go build -o "$root/serve" ./hack/release/serve
+"$root/serve" "$root/download" >"$root/serve.url" &
+serve_pid=$!
+trap 'kill "$serve_pid" 2>/dev/null; rm -rf "$root"' EXIT
+for _ in $(seq 50); do [ -s "$root/serve.url" ] && break; sleep 0.1; done
+base=$(cat "$root/serve.url")
+git init -q --bare "$root/index.git"
+git -C "$root/index.git" symbolic-ref HEAD refs/heads/main
+git -C "$root/a" push -q "$root/index.git" HEAD:refs/heads/main
+CAPTF_RELEASE_BASE="$base" bash hack/release/krew-index.sh v9.9.9 dist/checksums.txt "$root/index.git"
+index_root="$root/index-root"
+index_env=(env -u KREW_ROOT HOME="$root/index-home" KREW_ROOT="$index_root" KREW_OS=linux KREW_ARCH=amd64 KREW_NO_UPGRADE_CHECK=1)
+"${index_env[@]}" krew index add captf "file://$root/index.git"
+"${index_env[@]}" krew install captf/captf
+"$index_root/bin/kubectl-captf" version
+grep -q '^  version: v9.9.9$' "$index_root/receipts/captf.yaml"
+CAPTF_RELEASE_BASE="$base" bash hack/release/krew-index.sh v9.9.10 dist/checksums.txt "$root/index.git"
+"${index_env[@]}" krew update
+"${index_env[@]}" krew upgrade
+if ! grep -q '^  version: v9.9.10$' "$index_root/receipts/captf.yaml"; then
+  echo "error: krew upgrade did not follow the index to v9.9.10:" >&2
+  cat "$index_root/receipts/captf.yaml" >&2
+  exit 1
+fi
+echo "krew index: installed captf/captf v9.9.9 from the repository's index and upgraded it to v9.9.10"
+kill "$serve_pid"
 
 # `make build` of the same version, in the copy the snapshot was built from.
 version=$(sed -n 's/^  version: //p' dist/krew/captf.yaml)

@@ -41,7 +41,9 @@ mkdir -p "$out"
 # second call waits for the first and then finds the binaries.
 # A call that finds what it needs built does not wait for another's build.
 have() { [ -x "$out/etcd" ] && [ -x "$out/kube-apiserver" ] && { [ -z "$tofu" ] || [ -x "$tofu_out/tofu" ]; }; }
-if ! have; then
+# macOS has no flock(1): there builds are not serialised, which only
+# .ci/run's background build (Linux CI) needs.
+if ! have && command -v flock >/dev/null 2>&1; then
   exec 9>"$cache/.build.lock"
   flock 9
 fi
@@ -94,9 +96,12 @@ if [ -n "$tofu" ] && [ ! -x "$tofu_out/tofu" ]; then
   build "OpenTofu $tofu_version" build_tofu
 fi
 failed=()
-for n in "${!pids[@]}"; do
-  wait "${pids[$n]}" || failed+=("${names[$n]}")
-done
+# Guarded: macOS's bash 3.2 calls an empty array unbound under set -u.
+if [ ${#pids[@]} -gt 0 ]; then
+  for n in "${!pids[@]}"; do
+    wait "${pids[$n]}" || failed+=("${names[$n]}")
+  done
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "build.sh: failed to build: ${failed[*]}" >&2
   exit 1

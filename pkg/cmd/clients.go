@@ -179,6 +179,9 @@ func (f *factory) Clients() (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.noKubeconfig(cfg); err != nil {
+		return nil, err
+	}
 	f.clients, err = newClients(cfg)
 	return f.clients, err
 }

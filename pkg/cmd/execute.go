@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/captf-io/kubectl-captf/pkg/escape"
@@ -118,7 +117,9 @@ func run(ctx context.Context, o options) error {
 }
 
 // Execute runs the root command and returns the process exit code. Errors
-// are printed as kubectl prints them: one line, "error: ...".
+// are printed as kubectl prints them, "error: ..." with the lines of the
+// plugin's and cobra's messages; what the cluster wrote into one stays
+// escaped on its line (escape.Error).
 func Execute(streams genericiooptions.IOStreams, args []string) int {
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
@@ -154,7 +155,9 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 	return ExitError
 }
 
-// printError prints err as kubectl does: one "error:" line, escaped.
+// printError prints err as kubectl does, after "error:": the lines of the
+// plugin's and cobra's own messages kept, whatever the cluster wrote
+// escaped on its line (escape.Error).
 func printError(w io.Writer, err error) {
-	fmt.Fprintf(w, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
+	fmt.Fprintf(w, "error: %s\n", escape.Error(err))
 }

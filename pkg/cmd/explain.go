@@ -20,6 +20,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
 	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -253,7 +254,7 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 func opAndAge(l *v1alpha1.LockInfo, now time.Time) string {
 	var parts []string
 	if l.Operation != "" {
-		parts = append(parts, shortOperation(l.Operation))
+		parts = append(parts, inspect.ShortOperation(l.Operation))
 	}
 	if l.Created != nil {
 		parts = append(parts, "for "+duration.HumanDuration(now.Sub(*l.Created)))

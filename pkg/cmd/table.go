@@ -19,6 +19,7 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -208,7 +209,7 @@ func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string 
 		obj = object.TypeName(l.Object.Kind, l.Object.Name)
 	}
 	if k := l.Lock; k != nil {
-		holder, op, id, version = k.Who, shortOperation(k.Operation), k.ID, k.Version
+		holder, op, id, version = k.Who, inspect.ShortOperation(k.Operation), k.ID, k.Version
 		if k.Created != nil {
 			age = duration.HumanDuration(now.Sub(*k.Created))
 		} else {
@@ -290,23 +291,6 @@ var columnWidths = map[string]int{
 	"ACTIVE JOB": textWidth,
 	"RUNNER END": sentenceWidth,
 	"REASON":     sentenceWidth,
-}
-
-// shortOperations are the runtimes' operation types, as a reader says them.
-var shortOperations = map[string]string{
-	"OperationTypeApply":   "apply",
-	"OperationTypePlan":    "plan",
-	"OperationTypeRefresh": "refresh",
-	"OperationTypeInvalid": "invalid",
-}
-
-// shortOperation is the lock's operation as kubectl users read it:
-// "apply" for OperationTypeApply; any other value as it is.
-func shortOperation(op string) string {
-	if s, ok := shortOperations[op]; ok {
-		return s
-	}
-	return op
 }
 
 func none(s string) string {

@@ -109,18 +109,6 @@ func TestTableColor(t *testing.T) {
 	}
 }
 
-func TestShortOperation(t *testing.T) {
-	for in, want := range map[string]string{
-		"OperationTypeApply": "apply", "OperationTypePlan": "plan", "OperationTypeRefresh": "refresh",
-		"OperationTypeInvalid": "invalid", "state-mv": "state-mv", "migration source state": "migration source state",
-		"OperationType": "OperationType", "OperationTypeFutureThing": "OperationTypeFutureThing", "": "",
-	} {
-		if got := shortOperation(in); got != want {
-			t.Errorf("shortOperation(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestExecuteErrorsAreOneLine(t *testing.T) {
 	for _, args := range [][]string{
 		{"locks", "--bogus"},

@@ -146,7 +146,7 @@ func TestExplainOnFakes(t *testing.T) {
 			verdict: v1alpha1.Stale,
 			steps: []string{noJob, leaseYes,
 				"Is a holder set? | spec.holderIdentity is \"" + holderID + "\" | held",
-				"Does the lock info parse? | ID \"" + holderID + "\", OperationTypeApply by \"root@" + runPod + "\" | yes",
+				"Does the lock info parse? | ID \"" + holderID + "\", apply by \"root@" + runPod + "\" | yes",
 				"Which host does Who name? | Who \"root@" + runPod + "\" | host \"" + runPod + "\"",
 				"Which CAPTF object owns the lock? | suffix " + demo.Suffix() + " is terraformcluster/demo's (from the object) | terraformcluster/demo",
 				"Is \"" + runPod + "\" a pod of terraformcluster/demo's own runner Jobs? | Job " + runner1 + ": op apply, attempt 1, hash d72d2a | yes",

@@ -268,6 +268,13 @@ func (u *Unlocker) unlock(ctx context.Context, namespace, lease string, o Option
 	return out, nil
 }
 
+// hasLockInfo is whether the Lease still carries the lock-info annotation,
+// which the write removes.
+func hasLockInfo(l *coordinationv1.Lease) bool {
+	_, ok := l.Annotations[inspect.AnnotationLock]
+	return ok
+}
+
 // afterUnknownWrite reads the Lease again when its write got no answer (a
 // dropped connection, a timeout, a server error), so that a write the
 // server applied is reported and recorded as an unlock, and one it did
@@ -291,7 +298,7 @@ func (u *Unlocker) afterUnknownWrite(ctx context.Context, out *Outcome, was insp
 	switch {
 	case now.UID == was.UID && now.ResourceVersion == was.ResourceVersion:
 		return nil, fmt.Errorf("%w; the Lease read again is unchanged, so nothing was written", werr)
-	case now.UID == was.UID && !now.Held && errors.Is(now.InfoErr, inspect.ErrNoLockInfo):
+	case now.UID == was.UID && !now.Held && r.Source != nil && !hasLockInfo(r.Source):
 		out.Action = v1alpha1.ActionUnlocked
 		out.Warnings = append(out.Warnings, "the answer to the write was lost ("+werr.Error()+"); the Lease read again shows the lock cleared, so the write was applied")
 		return out, nil

@@ -298,7 +298,7 @@ func TestGuards(t *testing.T) {
 	ageless.Annotations[inspect.AnnotationLock] = fmt.Sprintf(`{"ID":%q,"Operation":"OperationTypePlan","Who":"alice@laptop"}`, lockID)
 	noAge := inspect.ParseLease(ageless)
 
-	alice := fmt.Sprintf(`"alice@laptop" (OperationTypeApply, for 120m, lock ID %q)`, lockID)
+	alice := fmt.Sprintf(`"alice@laptop" (apply, for 120m, lock ID %q)`, lockID)
 	nobody := fmt.Sprintf("an unidentifiable holder (lock ID %q)", lockID)
 	none := Guard{}
 	force := Guard{Force: true}
@@ -355,7 +355,7 @@ func TestGuards(t *testing.T) {
 		{"foreign, right id", held, v1alpha1.Foreign, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + alice}},
 		{"foreign, forced with the right id", held, v1alpha1.Foreign, nil, forceRight, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + alice}},
 		{"foreign, wrong id", held, v1alpha1.Foreign, nil, wrongID, Decision{Action: v1alpha1.Refused, Message: notCurrent("the-old-one", alice, v1alpha1.Foreign)}},
-		{"foreign, no age", noAge, v1alpha1.Foreign, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, fmt.Sprintf(`"alice@laptop" (OperationTypePlan, lock ID %q)`, lockID)), Next: withID}},
+		{"foreign, no age", noAge, v1alpha1.Foreign, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Foreign, fmt.Sprintf(`"alice@laptop" (plan, lock ID %q)`, lockID)), Next: withID}},
 		{"unknown", noInfo, v1alpha1.Unknown, nil, none, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Unknown, nobody), Next: withID}},
 		{"unknown, forced is not enough", noInfo, v1alpha1.Unknown, nil, force, Decision{Action: v1alpha1.Refused, Message: refusedForeign(v1alpha1.Unknown, nobody), Next: withID}},
 		{"unknown, right id", noInfo, v1alpha1.Unknown, nil, rightID, Decision{Action: v1alpha1.ActionUnlocked, Message: "--id matches the lock held by " + nobody}},

@@ -1,8 +1,9 @@
 // Package k9s reads docs/k9s/captf.yaml and runs its entries as k9s does:
 // the plugin file as k9s decodes it, k9s's variable substitution, and the
 // command run with the substituted args. The k9s source these mirror is
-// the module github.com/derailed/k9s at Version, found (or downloaded) in
-// the Go module cache by ModuleDir; the tests compare the mirror with it.
+// the module github.com/derailed/k9s at each of Versions, found (or
+// downloaded) in the Go module cache by ModuleDir; the tests compare the
+// mirror with each.
 package k9s
 
 import (
@@ -21,12 +22,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Module and Version are the k9s release whose schema and behaviour the
-// plugin file is checked against.
-const (
-	Module  = "github.com/derailed/k9s"
-	Version = "v0.50.16"
-)
+// Module is k9s's module; Versions are the k9s releases whose schema and
+// behaviour the plugin file is checked against: the file works in each.
+const Module = "github.com/derailed/k9s"
+
+var Versions = []string{"v0.50.16", "v0.51.0"}
 
 // File is the shipped plugins file, relative to the repository root.
 const File = "docs/k9s/captf.yaml"
@@ -85,27 +85,28 @@ func (p *Plugins) Names() []string {
 	return names
 }
 
-// ModuleDir is the k9s module's directory in the Go module cache. `go mod
-// download` finds it there, or downloads it from the module proxy first.
-func ModuleDir() (string, error) {
+// ModuleDir is the directory of k9s's module at version in the Go module
+// cache. `go mod download` finds it there, or downloads it from the module
+// proxy first.
+func ModuleDir(version string) (string, error) {
 	tmp, err := os.MkdirTemp("", "k9s-module-")
 	if err != nil {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "mod", "download", "-json", Module+"@"+Version)
+	cmd := exec.Command("go", "mod", "download", "-json", Module+"@"+version)
 	cmd.Dir = tmp // outside this module: its go.mod and go.sum stay as they are
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %v\n%s%s", Module, Version, err, out.String(), errb.String())
+		return "", fmt.Errorf("go mod download %s@%s: %v\n%s%s", Module, version, err, out.String(), errb.String())
 	}
 	var info struct{ Dir, Error string }
 	if err := json.Unmarshal(out.Bytes(), &info); err != nil {
 		return "", err
 	}
 	if info.Error != "" || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %q", Module, Version, info.Error)
+		return "", fmt.Errorf("go mod download %s@%s: %q", Module, version, info.Error)
 	}
 	return info.Dir, nil
 }

@@ -178,3 +178,49 @@ func TestGoreleaserConfig(t *testing.T) {
 		}
 	}
 }
+
+// A pull request from a branch of the repository runs CI once, as the
+// branch's push; one from a fork, which pushes nowhere here, runs it as
+// the pull request.
+func TestCIRunsOncePerPullRequest(t *testing.T) {
+	var ci workflow
+	readYAML(t, ".github/workflows/ci.yml", &ci)
+	for _, on := range []string{"push", "pull_request"} {
+		if _, ok := ci.On[on]; !ok {
+			t.Errorf("ci.yml does not run on %s", on)
+		}
+	}
+	for name, j := range ci.Jobs {
+		if !strings.Contains(j.If, "github.event_name != 'pull_request'") || !strings.Contains(j.If, "github.event.pull_request.head.repo.full_name != github.repository") {
+			t.Errorf("ci.yml's %s runs twice for a pull request from a branch of the repository (if %q)", name, j.If)
+		}
+	}
+}
+
+// krew-release-bot is v0.0.51, pinned to its commit as every action is,
+// and Dependabot proposes the updates of the actions and the Go modules.
+func TestActionsPinnedAndUpdated(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", "release.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`uses: rajatjindal/krew-release-bot@[0-9a-f]{40} # v0\.0\.51\n`).Match(b) {
+		t.Error("release.yml does not pin krew-release-bot v0.0.51 by commit")
+	}
+	var dep struct {
+		Updates []struct {
+			Ecosystem string `json:"package-ecosystem"`
+			Directory string `json:"directory"`
+		} `json:"updates"`
+	}
+	readYAML(t, ".github/dependabot.yml", &dep)
+	seen := map[string]bool{}
+	for _, u := range dep.Updates {
+		seen[u.Ecosystem+" "+u.Directory] = true
+	}
+	for _, want := range []string{"github-actions /", "gomod /"} {
+		if !seen[want] {
+			t.Errorf(".github/dependabot.yml has no %s update (has %v)", want, seen)
+		}
+	}
+}

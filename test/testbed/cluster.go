@@ -200,7 +200,7 @@ func (c *Cluster) run(o Options, bin, log string, args ...string) error {
 	// process that started them, even when a panicking test skips Stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !o.Detach, Setsid: o.Detach}
 	if !o.Detach {
-		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		dieWithParent(cmd.SysProcAttr)
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", filepath.Base(bin), err)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -364,5 +365,5 @@ func listError(err error) error {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return fmt.Errorf("reading a list response: %w", err)
+	return fmt.Errorf("reading a list response: %w", escape.Remote(err)) // it quotes the body
 }

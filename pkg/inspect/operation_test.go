@@ -1,0 +1,15 @@
+package inspect
+
+import "testing"
+
+func TestShortOperation(t *testing.T) {
+	for in, want := range map[string]string{
+		"OperationTypeApply": "apply", "OperationTypePlan": "plan", "OperationTypeRefresh": "refresh",
+		"OperationTypeInvalid": "invalid", "state-mv": "state-mv", "migration source state": "migration source state",
+		"OperationType": "OperationType", "OperationTypeFutureThing": "OperationTypeFutureThing", "": "",
+	} {
+		if got := ShortOperation(in); got != want {
+			t.Errorf("ShortOperation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
