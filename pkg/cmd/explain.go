@@ -19,8 +19,8 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/audit"
 	"github.com/captf-io/kubectl-captf/pkg/escape"
 	"github.com/captf-io/kubectl-captf/pkg/explain"
-	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/inspect/cluster"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
