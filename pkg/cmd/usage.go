@@ -10,7 +10,7 @@ import (
 )
 
 // exitCodesLine sums up the exit codes, from their constants.
-var exitCodesLine = fmt.Sprintf("Exit codes: %d success, %d error (`error: …`), %d refused by a guard (unlock), %d at least one lock listed (locks --exit-code), 128 + the signal when interrupted (%d Ctrl-C, 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM).",
+var exitCodesLine = fmt.Sprintf("Exit codes: %d success, %d error (`error: …`), %d refused by a guard (unlock), %d at least one lock listed (locks --exit-code), %d interrupted by Ctrl-C (128 + the signal: 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM).",
 	ExitOK, ExitError, ExitRefused, ExitFound, ExitInterrupted)
 
 // UsageMarkdown renders docs/usage.md from the commands themselves, so the
