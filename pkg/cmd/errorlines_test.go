@@ -1,7 +1,9 @@
 package cmd
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +55,21 @@ func TestNoKubeconfig(t *testing.T) {
 	res := captf(t, nil, "locks", "-A", "--server", "https://127.0.0.1:1", "--cache-dir", t.TempDir())
 	if strings.Contains(res.err, "no kubeconfig") {
 		t.Errorf("with --server: %q", res.err)
+	}
+}
+
+// An error of a command that ran is printed escaped whole, on one line,
+// whatever error type carries the cluster's text; cobra's own errors,
+// which come before a command runs, keep their lines (review29 F3).
+func TestCommandErrorIsOneLine(t *testing.T) {
+	var b bytes.Buffer
+	printError(&b, &commandError{fmt.Errorf("reading: %w", errors.New("Object 'Kind' is missing in '{\n\"error: faked\":1}'"))})
+	if got, want := b.String(), "error: reading: Object 'Kind' is missing in '{\\n\"error: faked\":1}'\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b.Reset()
+	printError(&b, errors.New("unknown command \"lock\" for \"kubectl captf\"\n\nDid you mean this?\n\tlocks\n"))
+	if strings.Count(b.String(), "\n") != 4 {
+		t.Errorf("cobra's lines were not kept: %q", b.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/captf-io/kubectl-captf/pkg/escape"
@@ -108,13 +109,27 @@ type options interface {
 
 func run(ctx context.Context, o options) error {
 	if err := o.Complete(); err != nil {
-		return err
+		return &commandError{err}
 	}
 	if err := o.Validate(); err != nil {
-		return err
+		return &commandError{err}
 	}
-	return o.Run(ctx)
+	if err := o.Run(ctx); err != nil {
+		return &commandError{err}
+	}
+	return nil
 }
+
+// commandError is an error a command returned once it ran. Its text may
+// quote anything the cluster, a library or a kubeconfig wrote (a response
+// body in a decoder's error, a kind from discovery), and none of the
+// plugin's own messages spans lines, so it is printed escaped whole, on
+// one line. Only cobra's own errors, which come before a command runs,
+// keep their lines (escape.Error).
+type commandError struct{ err error }
+
+func (e *commandError) Error() string { return e.err.Error() }
+func (e *commandError) Unwrap() error { return e.err }
 
 // Execute runs the root command and returns the process exit code. Errors
 // are printed as kubectl prints them, "error: ..." with the lines of the
@@ -159,5 +174,10 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 // plugin's and cobra's own messages kept, whatever the cluster wrote
 // escaped on its line (escape.Error).
 func printError(w io.Writer, err error) {
+	var ran *commandError
+	if errors.As(err, &ran) {
+		fmt.Fprintf(w, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
+		return
+	}
 	fmt.Fprintf(w, "error: %s\n", escape.Error(err))
 }

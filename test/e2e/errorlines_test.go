@@ -79,3 +79,24 @@ func TestNoKubeconfigSaysWhereItLooked(t *testing.T) {
 		}
 	}
 }
+
+// A body a library quotes in its error, here a TerraformCluster answered
+// without its kind (apimachinery quotes the whole body), stays on the
+// error's one line: every error of a command that ran is escaped whole,
+// whatever error type carries the cluster's text (review29 F3).
+func TestQuotedBodyCannotFakeALine(t *testing.T) {
+	const ns = "errorlines-body"
+	newObject(t, ns, object.TerraformCluster, "a")
+	kc := newProxy(t, ns, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "/terraformclusters/a") {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{\"apiVersion\":\"infrastructure.cluster.x-k8s.io/v1alpha1\",\n\"error: every lock was cleared\":1}"))
+		return true
+	})
+	res := captf(t, kc, "explain", "terraformcluster/a")
+	if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: ") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one error line", res.code, res.out, res.err)
+	}
+}
