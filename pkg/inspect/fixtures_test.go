@@ -228,9 +228,11 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 		kl.Objects[ref] = ObjectMeta{UID: u.GetUID(), Deleting: u.GetDeletionTimestamp() != nil}
 		if h, owns := held[ref.Namespace+"/"+ref.Suffix()]; owns && KeepInFull(h, u.GetDeletionTimestamp() != nil) && !c.gatesUnread {
 			snap.Objects[ref] = u
-			if u.GetDeletionTimestamp() != nil {
-				key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]
+			key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]
+			if ReadsStateSecrets(u) {
 				snap.States[key] = StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
+			}
+			if u.GetDeletionTimestamp() != nil {
 				snap.Records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
 				ns := StateRead{Presence: jobgate.Absent}
 				if c.terminating[ref.Namespace] {

@@ -21,8 +21,8 @@ type Runtime struct {
 	// condition, "" when it has none.
 	StateStatus, StateReason string
 	// StateSecrets is whether a Secret of the state selector exists:
-	// Unread where the plugin did not list them (it does for an object
-	// being deleted).
+	// Unread where the plugin could not list them (it lists them for an
+	// object being deleted and for the owner of a held lock).
 	StateSecrets jobgate.Presence
 	// NoSteps is the ApplyJobSucceeded condition ("False/ImagePullFailed")
 	// that says CAPTF's Jobs end before their steps; "" for none.
@@ -73,7 +73,31 @@ func RuntimeOf(u *unstructured.Unstructured, secrets jobgate.Presence) Runtime {
 			rt.Waits = append(rt.Waits, fmt.Sprintf("%s %s/%s: %s", typ, status, reason, waitReasons[reason]))
 		}
 	}
+	if !ReadsStateSecrets(u) {
+		rt.StateSecrets = jobgate.Unread
+	}
 	return rt
+}
+
+// ReadsStateSecrets is whether the decision of a lock owned by u uses
+// whether u's state Secrets exist, so whether a read lists their
+// metadata: for an object being deleted, CAPTF's deletion reads them;
+// for a live one, only where CAPTF last recorded StateReadable True. Its
+// other StateReadable reasons say what CAPTF found of its state, and
+// NoState follows them; the Secrets' absence adds what no condition
+// says: a state deleted since CAPTF last read it.
+func ReadsStateSecrets(u *unstructured.Unstructured) bool {
+	if u.GetDeletionTimestamp() != nil {
+		return true
+	}
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range list {
+		m, _ := raw.(map[string]any)
+		if m["type"] == "StateReadable" {
+			return m["status"] == "True"
+		}
+	}
+	return false
 }
 
 // NoState is whether the object has no state for the runtime to read,
@@ -82,12 +106,18 @@ func RuntimeOf(u *unstructured.Unstructured, secrets jobgate.Presence) Runtime {
 // (internal/backend/remote-state/kubernetes/backend_state.go); while
 // another lock is held that fails at once, so init fails and the
 // force-unlock step never runs. The state Secrets' metadata decide where
-// they were listed; else StateReadable, which needs no Secret access.
+// they were listed (a Secret deleted after CAPTF recorded StateReadable
+// True is gone for the runtime too); else StateReadable, which needs no
+// Secret access.
 func (rt Runtime) NoState(suffix string) (bool, string) {
 	cond := fmt.Sprintf("StateReadable %s/%s", rt.StateStatus, rt.StateReason)
 	switch {
 	case rt.StateSecrets == jobgate.Present:
 		return false, ""
+	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
+		// Deleted since CAPTF last read it: CAPTF's next reconcile finds
+		// no state, and whichever Job it then starts runs init first.
+		return true, "no state Secret of suffix " + suffix + " exists, though CAPTF last recorded " + cond + ": it was deleted since"
 	case rt.StateSecrets == jobgate.Absent:
 		return true, "no state Secret of suffix " + suffix + " exists"
 	case rt.StateStatus == "Unknown" && rt.StateReason == "StateNotFound":
@@ -133,6 +163,9 @@ func NextJob(g *jobgate.Gate, rt Runtime) string {
 		return g.Next
 	case rt.StateReason == "StateNotFound" && rt.StateSecrets != jobgate.Absent:
 		return "the first apply"
+	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
+		// The gate follows conditions written while the state existed.
+		return "its next Job"
 	case g != nil && g.Next != "":
 		return g.Next
 	}

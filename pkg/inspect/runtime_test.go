@@ -76,6 +76,12 @@ func TestRuntimeDecidesPastTheJobStart(t *testing.T) {
 		{"lost, no restore asked", withConditions([3]string{"StateReadable", "False", "StateLost"}), false, StaleGateClosed,
 			[]string{"no Job but a restore starts"}},
 		{"a live object's Secrets are not read: the condition decides", withConditions([3]string{"StateReadable", "Unknown", "StateNotFound"}), true, StaleNoState, nil},
+		// Issue 26's reproduction: the state Secret deleted after CAPTF
+		// recorded StateReadable True/StateRead.
+		{"a live object's state Secret deleted since CAPTF read it", withConditions([3]string{"StateReadable", "True", "StateRead"}), false, StaleNoState,
+			[]string{"no Job clears it", "no state Secret of suffix " + demo.Suffix() + " exists, though CAPTF last recorded StateReadable True/StateRead: it was deleted since", "its next Job runs init first", "init fails and the force-unlock step never runs", "unlock it, and the next Job proceeds"}},
+		{"a live object's state Secret present", withConditions([3]string{"StateReadable", "True", "StateRead"}), true, StaleClears,
+			[]string{"CAPTF clears it with the object's next Job"}},
 		{"image not pulled", withConditions([3]string{"ApplyJobSucceeded", "False", "ImagePullFailed"}), true, StaleNoSteps,
 			[]string{"until the image runs", "ApplyJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps"}},
 		{"image invalid", withConditions([3]string{"ApplyJobSucceeded", "False", "ImageInvalid"}), true, StaleNoSteps, []string{"layout is invalid"}},

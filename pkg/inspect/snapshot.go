@@ -42,7 +42,7 @@ type Snapshot struct {
 	// TerraformMachine and TerraformMachinePool of Objects with an owner of
 	// its kind: the TerraformCluster it inherits from, or why none.
 	Clusters map[object.Ref]jobgate.Cluster
-	// States says whether a deleting object of Objects has state (any
+	// States says whether an object of Objects has state (any
 	// Secret CAPTF's state reader lists for it: jobgate.StateOf), by
 	// "<namespace>/<suffix>".
 	States map[string]StateRead

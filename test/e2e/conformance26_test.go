@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -39,6 +40,12 @@ func cf26(parts ...string) string {
 // noUnlockAdvice requires explain's "What you can do" to give the unlock
 // command and not to say that nothing is required.
 func noUnlockAdvice(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock) {
+	return noUnlockAdviceOf(r, func() string { return cfLockID })
+}
+
+// noUnlockAdviceOf is noUnlockAdvice for the lock ID id gives, once the
+// row's setup took the lock.
+func noUnlockAdviceOf(r object.Ref, id func() string) func(t *testing.T, kc string, l v1alpha1.Lock) {
 	return func(t *testing.T, _ string, _ v1alpha1.Lock) {
 		x := explainJSONIn(t, r.Namespace, r.String())
 		unlock := false
@@ -46,7 +53,7 @@ func noUnlockAdvice(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock)
 			if strings.Contains(a.Comment, "nothing is required") {
 				t.Errorf("explain %s says %q though no Job clears the lock", r, a.Comment)
 			}
-			if strings.Contains(a.Command, " unlock "+r.String()+" ") && strings.Contains(a.Command, "--id '"+cfLockID+"'") {
+			if strings.Contains(a.Command, " unlock "+r.String()+" ") && strings.Contains(a.Command, "--id '"+id()+"'") {
 				unlock = true
 			}
 		}
@@ -125,6 +132,37 @@ func issue26Rows() []cfRow {
 		// OpenTofu reads a chunk without its base as no state and fails on
 		// the lock; terraform v1.11.4 lists the chunks and crashes.
 		row.replay = &cfReplay{step: "init", output: []string{"already locked by another", "panic: runtime error: index out of range"}}
+		rows = append(rows, row)
+	}
+
+	// Case 1, as the issue reproduced it: a live object whose state CAPTF
+	// read (StateReadable True/StateRead), a runner SIGKILLed mid-apply by
+	// the real terraform, then the state Secret deleted. CAPTF's next
+	// reconcile finds no state, and whichever Job it starts runs init,
+	// whose StateMgr cannot lock: the plugin lists the live owner's state
+	// Secrets' metadata to see it.
+	{
+		row, r := stale19("issue26/1d live, state Secret deleted after StateRead: the next Job's init fails", "cf26-1d", tc,
+			cf26(cfPlan+" Steps", tfState, tofuState, tfClient, tofuClient))
+		id := new(string)
+		row.leases, row.realID = nil, id
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{NoState: true})})
+			ctx := context.Background()
+			got, err := tf.LockAs(ctx, admin.Kube, *r, row.host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*id = got
+			if err := admin.Kube.CoreV1().Secrets(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "tfstate=true,tfstateSecretSuffix=" + r.Suffix()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.note = "terraform's lock of a SIGKILLed apply, the state Secret deleted after CAPTF recorded StateReadable True/StateRead: the next Job's init fails on the lock"
+		row.says = []string{"no Job clears it", "no state Secret of suffix " + r.Suffix() + " exists, though CAPTF last recorded StateReadable True/StateRead: it was deleted since", "its next Job runs init first", "init fails and the force-unlock step never runs", "unlock it, and the next Job proceeds"}
+		row.action = []string{"No Job clears it", "init fails and the force-unlock step never runs"}
+		row.replay = noStateInit
+		row.check = noUnlockAdviceOf(*r, func() string { return *id })
 		rows = append(rows, row)
 	}
 

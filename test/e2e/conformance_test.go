@@ -131,6 +131,9 @@ type cfRow struct {
 	// (testbed.World): every row that expects captfClears does, so that
 	// CAPTF would really start the Job there.
 	world bool
+	// realID, when set, is the lock ID a real runtime took in setup; it
+	// stands for lockID.
+	realID *string
 }
 
 func cfRef(k object.Kind, ns, name string) *object.Ref {
@@ -751,6 +754,9 @@ func cfAssert(t *testing.T, c cfRow) *v1alpha1.Lock {
 		t.Errorf("%s\n  attributed to %s %s, want no object", c.cite, l.Object.Kind, l.Object.Name)
 	case c.owner != nil && (l.Object == nil || l.Object.Kind != c.owner.Kind.Name || l.Object.Name != c.owner.Name):
 		t.Errorf("%s\n  attributed to %+v, want %s %s", c.cite, l.Object, c.owner.Kind.Name, c.owner.Name)
+	}
+	if c.realID != nil {
+		c.lockID = *c.realID
 	}
 	if c.want != v1alpha1.Unlocked && (l.Lock == nil || l.Lock.ID != c.lockID) {
 		t.Errorf("%s\n  lock %+v, want ID %q", c.cite, l.Lock, c.lockID)

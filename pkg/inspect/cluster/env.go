@@ -21,8 +21,9 @@ import (
 // What the gates read around an owner: the TerraformCluster a machine or
 // pool inherits its defaults from, found as CAPTF's owner lookup finds it;
 // for a deleting object, whether it has state, its inputs records and
-// state backups (Secrets' metadata only, never their data), and whether
-// its namespace is being deleted. Each is read by name or selector for up
+// state backups, and for a live one whether it has state (Secrets'
+// metadata only, never their data); and whether its namespace is being
+// deleted. Each is read by name or selector for up
 // to gateGets objects, else in one list, so that the requests do not grow
 // with the locks.
 
@@ -39,21 +40,29 @@ var (
 // depend on around them: for each TerraformMachine and TerraformMachinePool
 // with an owner of its kind, the TerraformCluster CAPTF's owner lookup
 // finds; for each object being deleted, whether it has state and its
-// records; for each, whether its namespace is being deleted.
+// records; for each live one (the owner of a held lock) whose state
+// CAPTF last read (inspect.ReadsStateSecrets), whether it has state; for
+// each, whether its namespace is being deleted.
 func (r *Reader) readEnv(ctx context.Context, namespace string, snap *inspect.Snapshot) {
-	var lookups, deleting []object.Ref
+	var lookups, deleting, kept []object.Ref
 	for ref, u := range snap.Objects {
 		if ref.Kind != object.TerraformCluster && jobgate.HasOwnerRef(ref.Kind.Name, u) {
 			lookups = append(lookups, ref)
 		}
-		if u.GetDeletionTimestamp() != nil {
+		switch {
+		case u.GetDeletionTimestamp() != nil:
 			deleting = append(deleting, ref)
+		case inspect.ReadsStateSecrets(u):
+			// A live object is kept in full only as the owner of a held
+			// lock: whether its state Secret still exists decides whether
+			// its next Job's init can clear that lock.
+			kept = append(kept, ref)
 		}
 	}
 	var warnings []string
 	var wg sync.WaitGroup
 	wg.Go(func() { snap.Clusters, warnings = r.lookupClusters(ctx, namespace, lookups, snap.Objects) })
-	wg.Go(func() { snap.States, snap.Records = r.readSecrets(ctx, namespace, deleting) })
+	wg.Go(func() { snap.States, snap.Records = r.readSecrets(ctx, namespace, deleting, kept) })
 	// The namespace of every object kept: a terminating namespace stops
 	// the Jobs of a live object too, and Read and ReadLock keep the same
 	// objects, so they decide alike.
@@ -306,19 +315,26 @@ func short(err error) string {
 	return err.Error()
 }
 
-// readSecrets reads, for each deleting object of refs, what CAPTF reads of
-// its Secrets before it decides a deletion, from their metadata only
-// (never their data): whether it has state (any Secret its state reader
-// lists for it, chunks included: jobgate.StateOf), and its inputs records
-// and state backups (jobgate.RecordsOf). For up to gateGets objects, four
-// lists each: by jobgate.StateSelector, by jobgate.BackupSelector, and by
-// the name of each of its two inputs Secrets (a list by name needs only
-// the list right a list by label does); past that, one list of every
-// Secret in scope. Without the right to list Secrets, each is unread: no
-// warning, as the read-only role does not grant it (docs/rbac.md).
-func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []object.Ref) (map[string]inspect.StateRead, map[string]jobgate.Records) {
+// readSecrets reads, from the Secrets' metadata only (never their data),
+// what CAPTF reads of them before it decides a deletion, for each
+// deleting object of refs: whether it has state (any Secret its state
+// reader lists for it, chunks included: jobgate.StateOf), and its inputs
+// records and state backups (jobgate.RecordsOf); and, for each live
+// object of live (the owner of a held lock), whether it has state, which
+// the runtime's init needs to clear the lock (inspect.Runtime.NoState).
+// For up to gateGets objects in all, by selector: four lists a deleting
+// object (by jobgate.StateSelector, by jobgate.BackupSelector, and by the
+// name of each of its two inputs Secrets; a list by name needs only the
+// list right a list by label does), one a live object (by StateSelector);
+// past that, one list of the Secrets in scope (of every Secret when one
+// is deleting, else of the state Secrets, by jobgate.StateLabel). Without
+// the right to list Secrets, each is unread: no warning, as the
+// read-only role does not grant it (docs/rbac.md); the decision then
+// falls back to StateReadable.
+func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live []object.Ref) (map[string]inspect.StateRead, map[string]jobgate.Records) {
 	states, records := map[string]inspect.StateRead{}, map[string]jobgate.Records{}
-	if len(refs) == 0 {
+	all := append(append([]object.Ref(nil), refs...), live...)
+	if len(all) == 0 {
 		return states, records
 	}
 	list := func(ns string, o metav1.ListOptions) ([]metav1.ObjectMeta, error) {
@@ -336,24 +352,28 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []objec
 		return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	}
 	// secrets are the Secrets read for each object: all those of its
-	// namespace in scope, or those its four lists gave.
-	secrets := make([][]metav1.ObjectMeta, len(refs))
-	errs := make([]error, len(refs))
-	if len(refs) > gateGets {
-		all, err := list(namespace, metav1.ListOptions{})
-		for n := range refs {
-			secrets[n], errs[n] = all, err
+	// namespace in scope, or those its own lists gave.
+	secrets := make([][]metav1.ObjectMeta, len(all))
+	errs := make([]error, len(all))
+	if len(all) > gateGets {
+		var o metav1.ListOptions
+		if len(refs) == 0 {
+			o.LabelSelector = jobgate.StateLabel + "=true"
+		}
+		got, err := list(namespace, o)
+		for n := range all {
+			secrets[n], errs[n] = got, err
 		}
 	} else {
 		var wg sync.WaitGroup
-		for n, ref := range refs {
+		for n, ref := range all {
 			wg.Go(func() {
-				durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
-				for _, o := range []metav1.ListOptions{
-					{LabelSelector: jobgate.StateSelector(ref.Suffix())},
-					{LabelSelector: jobgate.BackupSelector(ref.Suffix())},
-					byName(durable), byName(applied),
-				} {
+				opts := []metav1.ListOptions{{LabelSelector: jobgate.StateSelector(ref.Suffix())}}
+				if n < len(refs) {
+					durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
+					opts = append(opts, metav1.ListOptions{LabelSelector: jobgate.BackupSelector(ref.Suffix())}, byName(durable), byName(applied))
+				}
+				for _, o := range opts {
 					got, err := list(ref.Namespace, o)
 					if err != nil {
 						errs[n] = err
@@ -365,11 +385,15 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []objec
 		}
 		wg.Wait()
 	}
-	for n, ref := range refs {
+	for n, ref := range all {
 		key := ref.Namespace + "/" + ref.Suffix()
+		deleting := n < len(refs)
 		if errs[n] != nil {
 			why := "its Secrets' metadata could not be listed: " + short(errs[n])
-			states[key], records[key] = inspect.StateRead{Why: why}, jobgate.Records{Why: why}
+			states[key] = inspect.StateRead{Why: why}
+			if deleting {
+				records[key] = jobgate.Records{Why: why}
+			}
 			continue
 		}
 		var mine []metav1.ObjectMeta
@@ -379,7 +403,9 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs []objec
 			}
 		}
 		states[key] = inspect.StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
-		records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
+		if deleting {
+			records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
+		}
 	}
 	return states, records
 }
