@@ -277,33 +277,35 @@ func hasLockInfo(l *coordinationv1.Lease) bool {
 
 // afterUnknownWrite reads the Lease again when its write got no answer (a
 // dropped connection, a timeout, a server error), so that a write the
-// server applied is reported and recorded as an unlock, and one it did
-// not apply as a failure that wrote nothing. Only when the Lease cannot
-// tell (it cannot be read, it was re-created, someone else changed it)
-// is the outcome an UnknownWriteError, after which no other write
-// follows. The read is bounded and, as the write was, not cancelled by
+// server applied is reported and recorded as an unlock. Every other
+// answer of the read (unchanged, unreadable, re-created, changed by
+// someone else) is an UnknownWriteError, after which no other write
+// follows: an unchanged Lease does not prove that a request still in
+// flight will not be applied. The read is bounded and, as the write was, not cancelled by
 // an interrupt.
 func (u *Unlocker) afterUnknownWrite(ctx context.Context, out *Outcome, was inspect.Lease, werr error) (*Outcome, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	snap, err := u.Reader.ReadLock(rctx, out.Namespace, out.Lease)
 	if err != nil {
-		return nil, &UnknownWriteError{Err: werr}
+		return nil, &UnknownWriteError{Err: fmt.Errorf("%w (reading the Lease again failed: %v)", werr, err)}
 	}
 	r, ok := inspect.DecideLock(snap, out.Namespace, out.Lease)
 	if !ok {
-		return nil, &UnknownWriteError{Err: werr}
+		return nil, &UnknownWriteError{Err: fmt.Errorf("%w (the Lease read again is gone)", werr)}
 	}
 	now := r.Facts.Lease
 	switch {
 	case now.UID == was.UID && now.ResourceVersion == was.ResourceVersion:
-		return nil, fmt.Errorf("%w; the Lease read again is unchanged, so nothing was written", werr)
+		// Unchanged now does not mean never: a server that answered with
+		// a timeout, or a proxy, may still apply the request later.
+		return nil, &UnknownWriteError{Err: fmt.Errorf("%w (the Lease read again is unchanged at resourceVersion %s, but a write in flight may still be applied)", werr, now.ResourceVersion)}
 	case now.UID == was.UID && !now.Held && r.Source != nil && !hasLockInfo(r.Source):
 		out.Action = v1alpha1.ActionUnlocked
-		out.Warnings = append(out.Warnings, "the answer to the write was lost ("+werr.Error()+"); the Lease read again shows the lock cleared, so the write was applied")
+		out.Warnings = append(out.Warnings, "the answer to the write was lost ("+werr.Error()+"); the Lease read again shows the lock cleared, by this write or by another client since it was read")
 		return out, nil
 	}
-	return nil, &UnknownWriteError{Err: werr}
+	return nil, &UnknownWriteError{Err: fmt.Errorf("%w (the Lease read again changed otherwise)", werr)}
 }
 
 // refusedCommands are what a refused operator can run: a look at a live

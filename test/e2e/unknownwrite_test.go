@@ -162,3 +162,36 @@ func TestReconcileNotAfterAnUnrecordedUnlock(t *testing.T) {
 		}
 	}
 }
+
+// A write answered with kube-apiserver's own timeout may still be applied
+// after the plugin reads the Lease again and finds it unchanged, so an
+// unchanged Lease is no proof that nothing was written: the run says the
+// write may have reached the server and stops before any other write
+// (review27c N1).
+func TestUnlockAllStaleStopsAfterATimedOutWrite(t *testing.T) {
+	ns := "timed-out-write"
+	refs := staleLocks(t, ns, "a", "b", "c")
+	var mu sync.Mutex
+	puts := 0
+	kc := newProxy(t, ns, func(w http.ResponseWriter, r *http.Request, _ int) bool {
+		if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/leases/") {
+			return false
+		}
+		mu.Lock()
+		puts++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusGatewayTimeout)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Timeout: request did not complete within requested timeout - context deadline exceeded","reason":"Timeout","details":{},"code":504}`))
+		return true
+	})
+	res := captf(t, kc, "unlock", "--all-stale", "--confirm")
+	mu.Lock()
+	defer mu.Unlock()
+	if res.code != 1 || puts != 1 || clearedLeases(t, refs) != 0 {
+		t.Errorf("exit %d, %d writes sent, %d cleared; want 1, 1 and 0\n%s%s", res.code, puts, clearedLeases(t, refs), res.out, res.err)
+	}
+	if out := res.out + res.err; !strings.Contains(out, "may still be applied") || strings.Contains(out, "nothing was written") {
+		t.Errorf("the output does not say the write may still be applied, or says nothing was written:\n%s", out)
+	}
+}
