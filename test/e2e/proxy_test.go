@@ -26,9 +26,8 @@ type proxy struct {
 	seen map[string]int
 }
 
-// newProxy starts a proxy and returns a kubeconfig that talks through it,
-// in namespace ns.
-func newProxy(t *testing.T, ns string, hook func(w http.ResponseWriter, r *http.Request, seen int) bool) string {
+// adminForward is a reverse proxy to the test-bed, as its admin.
+func adminForward(t *testing.T) http.HandlerFunc {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
 	if err != nil {
@@ -44,6 +43,14 @@ func newProxy(t *testing.T, ns string, hook func(w http.ResponseWriter, r *http.
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = rt
+	return rp.ServeHTTP
+}
+
+// newProxy starts a proxy and returns a kubeconfig that talks through it,
+// in namespace ns.
+func newProxy(t *testing.T, ns string, hook func(w http.ResponseWriter, r *http.Request, seen int) bool) string {
+	t.Helper()
+	forward := adminForward(t)
 	p := &proxy{hook: hook, seen: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
@@ -54,7 +61,7 @@ func newProxy(t *testing.T, ns string, hook func(w http.ResponseWriter, r *http.
 		if p.hook != nil && p.hook(w, r, n) {
 			return
 		}
-		rp.ServeHTTP(w, r)
+		forward(w, r)
 	}))
 	t.Cleanup(srv.Close)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")

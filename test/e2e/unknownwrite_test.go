@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,9 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // forwardThenDrop forwards the request to the real server, then drops the
@@ -36,25 +31,6 @@ func forwardThenDrop(t *testing.T, w http.ResponseWriter, r *http.Request, fwd h
 		return
 	}
 	c.Close()
-}
-
-// adminForward is a reverse proxy to the test-bed, as its admin.
-func adminForward(t *testing.T) http.HandlerFunc {
-	cfg, err := clientcmd.BuildConfigFromFlags("", bed.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = rt
-	return rp.ServeHTTP
 }
 
 // A write the server applied but whose answer was lost is read again,
