@@ -155,7 +155,7 @@ ln -s "$PWD/dist" "$root/download/v9.9.10"
 go build -o "$root/serve" ./hack/release/serve
 "$root/serve" "$root/download" >"$root/serve.url" &
 serve_pid=$!
-trap 'kill "$serve_pid" 2>/dev/null; rm -rf "$root"' EXIT
+trap 'kill "$serve_pid" 2>/dev/null || true; rm -rf "$root"' EXIT
 for _ in $(seq 50); do [ -s "$root/serve.url" ] && break; sleep 0.1; done
 base=$(cat "$root/serve.url")
 git init -q --bare "$root/index.git"

@@ -167,7 +167,7 @@ func TestUnlockAllStaleStopsAfterATimedOutWrite(t *testing.T) {
 	if res.code != 1 || puts != 1 || clearedLeases(t, refs) != 0 {
 		t.Errorf("exit %d, %d writes sent, %d cleared; want 1, 1 and 0\n%s%s", res.code, puts, clearedLeases(t, refs), res.out, res.err)
 	}
-	if out := res.out + res.err; !strings.Contains(out, "may still be applied") || strings.Contains(out, "nothing was written") {
+	if out := flat(res.out + res.err); !strings.Contains(out, "may still be applied") || strings.Contains(out, "nothing was written") {
 		t.Errorf("the output does not say the write may still be applied, or says nothing was written:\n%s", out)
 	}
 }

@@ -199,7 +199,7 @@ func TestUnlockForeignNeedsTheID(t *testing.T) {
 	before := getLease(t, r)
 	res := captf(t, kc, "unlock", "terraformmachine/db", "--confirm")
 	if res.code != 3 || !strings.Contains(flat(res.out), "A foreign lock may be mid-write") || !strings.Contains(flat(res.out), "kubectl captf "+conn(t, r.Namespace)+" unlock terraformmachine/db -n "+r.Namespace+" --id '"+id+"' --confirm") ||
-		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (OperationTypeApply, for `) {
+		!strings.Contains(flat(res.out), `"root@`+machineHostname(t)+`" (apply, for `) {
 		t.Errorf("no --id: exit %d\n%s", res.code, res.out)
 	}
 	res = captf(t, kc, "unlock", "terraformmachine/db", "--confirm", "--id", "00000000-0000-0000-0000-000000000000")
