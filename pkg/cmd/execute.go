@@ -132,9 +132,8 @@ func (e *commandError) Error() string { return e.err.Error() }
 func (e *commandError) Unwrap() error { return e.err }
 
 // Execute runs the root command and returns the process exit code. Errors
-// are printed as kubectl prints them, "error: ..." with the lines of the
-// plugin's and cobra's messages; what the cluster wrote into one stays
-// escaped on its line (escape.Error).
+// are printed as kubectl prints them, "error: ...": a command's error
+// escaped whole on one line, cobra's own with its lines (printError).
 func Execute(streams genericiooptions.IOStreams, args []string) int {
 	ctx, stop := notifyContext(context.Background())
 	defer stop()
