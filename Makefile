@@ -8,6 +8,18 @@ LDFLAGS := -s -w -X github.com/captf-io/kubectl-captf/pkg/version.Version=$(VERS
 
 .PHONY: build test fuzz unit e2e bench demo demo-stop testbed release-check clean
 
+# The test-bed's Kubernetes: empty for the default (hack/testbed/kube-apiserver,
+# v1.37.2), or the minor of an older one hack/testbed keeps a wrapper for:
+# `make e2e KUBE=1.34` runs the end-to-end suite against v1.34.4. Every
+# target that starts a test-bed (test, e2e, bench, demo) takes it;
+# README.md's table says which versions passed.
+KUBE ?= $(CAPTF_KUBE)
+export CAPTF_KUBE := $(KUBE)
+# The test-bed's kubectl (built beside its kube-apiserver) first on PATH,
+# for the tests and the benchmark that run kubectl; build.sh has built it
+# by then, so this only prints the directory.
+KUBECTL_PATH = PATH="$$(bash hack/testbed/build.sh)/bin:$$PATH"
+
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-captf
 
@@ -37,7 +49,7 @@ test:
 	$(GO) test -race -count=1 ./pkg/... ./hack/schema/
 	$(GO) test -count=1 -tags codegen -run '^TestGeneratedDeepCopyIsUpToDate$$' ./pkg/api/...
 	@bash hack/testbed/build.sh --tofu >/dev/null
-	CAPTF_TESTBED_TOFU=1 $(GO) test -race -count=1 -timeout 40m ./test/...
+	CAPTF_TESTBED_TOFU=1 $(KUBECTL_PATH) $(GO) test -race -count=1 -timeout 40m ./test/...
 
 # Random fuzzing, each target for a bounded time (FUZZTIME, 30s by
 # default). Not part of `make test`: its result depends on time and load.
@@ -62,18 +74,19 @@ fuzz:
 unit:
 	$(GO) test ./pkg/...
 
-# The end-to-end tests alone, as `make test` runs them (with -race).
+# The end-to-end tests alone, as `make test` runs them (with -race), against
+# the default test-bed or the one KUBE names (`make e2e KUBE=1.34`).
 e2e: testbed
-	$(GO) test -race -count=1 -timeout 40m -v ./test/e2e/
+	CAPTF_TESTBED_TOFU=1 $(KUBECTL_PATH) $(GO) test -race -count=1 -timeout 40m -v ./test/e2e/
 
-# Builds (or finds in the cache) the test-bed's etcd and kube-apiserver, and
-# OpenTofu for the parity tests.
+# Builds (or finds in the cache) the test-bed's etcd, kube-apiserver and
+# kubectl, and OpenTofu for the parity tests.
 testbed:
 	@bash hack/testbed/build.sh --tofu >/dev/null
 
 # The benchmark of docs/benchmarks.md (about 15 minutes; not part of test).
 bench: testbed
-	$(GO) run ./hack/bench
+	$(KUBECTL_PATH) $(GO) run ./hack/bench
 
 # Proves offline that the plugin releases and installs through krew; tools
 # are built from the Go module proxy at pinned versions and cached. Ends

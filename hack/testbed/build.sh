@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Builds the end-to-end test-bed's etcd and kube-apiserver (and, when asked,
-# OpenTofu) from the Go module proxy and caches them by version, so that a
-# machine that has built them once pays nothing the next time. Prints the
-# directory holding the binaries.
+# Builds the end-to-end test-bed's etcd, kube-apiserver and kubectl (and,
+# when asked, OpenTofu) from the Go module proxy and caches them by
+# version, so that a machine that has built them once pays nothing the next
+# time. Prints the directory holding the binaries.
 #
 #   build.sh [--tofu]
 #
 #   --tofu, CAPTF_TESTBED_TOFU=1  also build OpenTofu, which only the parity
 #                      tests use (`make test` asks for it; `make demo` does not).
 #                      A cached OpenTofu is linked in either way.
+#   CAPTF_KUBE         the Kubernetes minor to build, e.g. 1.34: the wrapper
+#                      modules kube-apiserver-1.34 and etcd-1.34 beside this
+#                      script. Empty (or the default's minor) builds the
+#                      default, from kube-apiserver and etcd. test/testbed
+#                      passes it on, so `make e2e KUBE=1.34` tests 1.34.
 #   CAPTF_TESTBED_DIR  overrides the cache directory.
+#
+# kubectl is built from the same wrapper module as kube-apiserver, into
+# bin/ of the printed directory, which the tests (and .ci/run) put first on
+# PATH: they drive the cluster with the kubectl of its version whatever
+# kubectl PATH has. One on PATH of exactly that version is copied instead.
 #
 # A first build takes long (README.md gives the measured times); the
 # missing binaries build concurrently, and each says on stderr when it
@@ -28,23 +38,44 @@ case "$tofu" in 1|true|yes) tofu=1 ;; *) tofu= ;; esac
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The version a wrapper module requires, whether in a one-line or block require.
 required() { awk -v m="$1" '/^[[:space:]]*\/\//{next} {for (i = 1; i < NF; i++) if ($i == m) {print $(i+1); exit}}' "$2"; }
-etcd_version=$(required go.etcd.io/etcd/server/v3 "$here/etcd/go.mod")
-kube_version=$(required k8s.io/kubernetes "$here/kube-apiserver/go.mod")
+# The wrapper modules of the chosen Kubernetes: the default's have no suffix.
+kube=${CAPTF_KUBE:-}
+kube=${kube#v}
+default_minor=$(required k8s.io/kubernetes "$here/kube-apiserver/go.mod" | cut -d. -f1,2)
+suffix=
+if [ -n "$kube" ] && [ "v$kube" != "$default_minor" ]; then
+  suffix=-$kube
+  if [ ! -f "$here/kube-apiserver$suffix/go.mod" ] || [ ! -f "$here/etcd$suffix/go.mod" ]; then
+    echo "build.sh: no test-bed for Kubernetes $kube (CAPTF_KUBE); there is $default_minor (the default) and:" \
+      $(cd "$here" && ls -d kube-apiserver-* 2>/dev/null | sed 's/^kube-apiserver-//') >&2
+    exit 2
+  fi
+fi
+kube_mod=$here/kube-apiserver$suffix
+etcd_mod=$here/etcd$suffix
+etcd_version=$(required go.etcd.io/etcd/server/v3 "$etcd_mod/go.mod")
+kube_version=$(required k8s.io/kubernetes "$kube_mod/go.mod")
 tofu_version=$(required github.com/opentofu/opentofu "$here/tofu/go.mod")
 cache=${CAPTF_TESTBED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-captf/testbed}
 out="$cache/etcd-$etcd_version-kube-$kube_version"
 tofu_out="$cache/tofu-$tofu_version"
-mkdir -p "$out"
+mkdir -p "$out/bin" "$tofu_out"
 
-# One build at a time per cache: .ci/run starts this script in the
+# One build at a time per version: .ci/run starts this script in the
 # background while the unit tests run, and `make test` calls it again; the
-# second call waits for the first and then finds the binaries.
+# second call waits for the first and then finds the binaries. The cluster
+# binaries of one Kubernetes version and OpenTofu have a lock each, taken
+# in that order, so two versions build at once without waiting on each other.
 # A call that finds what it needs built does not wait for another's build.
-have() { [ -x "$out/etcd" ] && [ -x "$out/kube-apiserver" ] && { [ -z "$tofu" ] || [ -x "$tofu_out/tofu" ]; }; }
 # macOS has no flock(1): there builds are not serialised, which only
 # .ci/run's background build (Linux CI) needs.
-if ! have && command -v flock >/dev/null 2>&1; then
-  exec 9>"$cache/.build.lock"
+if ! { [ -x "$out/etcd" ] && [ -x "$out/kube-apiserver" ] && [ -x "$out/bin/kubectl" ]; } &&
+    command -v flock >/dev/null 2>&1; then
+  exec 8>"$out/.build.lock"
+  flock 8
+fi
+if [ -n "$tofu" ] && [ ! -x "$tofu_out/tofu" ] && command -v flock >/dev/null 2>&1; then
+  exec 9>"$tofu_out/.build.lock"
   flock 9
 fi
 
@@ -68,22 +99,33 @@ build() { # name, then the command; runs in the background
 }
 
 build_etcd() {
-  (cd "$here/etcd" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" \
+  (cd "$etcd_mod" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w" \
       -o "$out/etcd.tmp" go.etcd.io/etcd/server/v3)
   mv "$out/etcd.tmp" "$out/etcd"
 }
-build_apiserver() {
-  local minor pkg=k8s.io/component-base/version
+# kube-apiserver and kubectl, whichever are missing, in one go build: they
+# share most of their packages, which one build compiles once.
+build_kube() {
+  local cmd minor ldflags="-s -w" tmp="$out/kube.tmp" pkgs=()
   minor=$(echo "$kube_version" | cut -d. -f2)
-  (cd "$here/kube-apiserver" && CGO_ENABLED=0 go build -mod=mod -trimpath \
-      -ldflags "-s -w -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor" \
-      -o "$out/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver)
-  mv "$out/kube-apiserver.tmp" "$out/kube-apiserver"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+  done
+  for cmd in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$cmd"); done
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  (cd "$kube_mod" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" \
+      -o "$tmp/" "${pkgs[@]}")
+  for cmd in "$@"; do
+    case $cmd in
+      kubectl) mv "$tmp/$cmd" "$out/bin/$cmd" ;;
+      *) mv "$tmp/$cmd" "$out/$cmd" ;;
+    esac
+  done
+  rm -rf "$tmp"
 }
 # OpenTofu, for the parity tests only; cached on its own, by version, and
 # linked beside the cluster binaries, where test/testbed looks for it.
 build_tofu() {
-  mkdir -p "$tofu_out"
   (cd "$here/tofu" && CGO_ENABLED=0 go build -mod=mod -trimpath \
       -ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" \
       -o "$tofu_out/tofu.tmp" github.com/opentofu/opentofu/cmd/tofu)
@@ -91,7 +133,17 @@ build_tofu() {
 }
 
 [ -x "$out/etcd" ] || build "etcd $etcd_version" build_etcd
-[ -x "$out/kube-apiserver" ] || build "kube-apiserver $kube_version" build_apiserver
+# A kubectl on PATH of exactly the test-bed's version is taken as it is.
+if [ ! -x "$out/bin/kubectl" ] && command -v kubectl >/dev/null &&
+  kubectl version --client 2>/dev/null | grep -qx "Client Version: $kube_version"; then
+  cp "$(command -v kubectl)" "$out/bin/kubectl.tmp" && mv "$out/bin/kubectl.tmp" "$out/bin/kubectl"
+fi
+kube_missing=()
+[ -x "$out/kube-apiserver" ] || kube_missing+=(kube-apiserver)
+[ -x "$out/bin/kubectl" ] || kube_missing+=(kubectl)
+if [ ${#kube_missing[@]} -gt 0 ]; then
+  build "${kube_missing[*]} $kube_version" build_kube "${kube_missing[@]}"
+fi
 if [ -n "$tofu" ] && [ ! -x "$tofu_out/tofu" ]; then
   build "OpenTofu $tofu_version" build_tofu
 fi

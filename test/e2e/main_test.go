@@ -67,6 +67,15 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building the plugin:", err)
 		return 1
 	}
+	// The kubectl built with the test-bed's kube-apiserver, whatever
+	// kubectl PATH had: every test that runs kubectl, directly or through
+	// PATH, runs it.
+	bins, err := testbed.Binaries(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	os.Setenv("PATH", testbed.PathDir(bins)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	kubectlBin, kubectlErr = findKubectl()
 	start := time.Now()
 	bed, err = testbed.Start(ctx, testbed.Options{})
@@ -75,17 +84,19 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer bed.Stop()
-	fmt.Fprintf(os.Stderr, "test-bed ready at %s in %s\n", bed.Server, time.Since(start).Round(time.Millisecond))
+	ready := time.Since(start).Round(time.Millisecond)
 	if admin, err = bed.Clients(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	tf = testbed.Terraform{Kubeconfig: bed.Kubeconfig, Dir: workDir}
-	bins, err := testbed.Binaries(ctx)
+	// Which Kubernetes this run proves the plugin on, in its log.
+	server, err := admin.Kube.Discovery().ServerVersion()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "the test-bed's version:", err)
 		return 1
 	}
+	fmt.Fprintf(os.Stderr, "test-bed ready at %s in %s: kube-apiserver %s, kubectl %s\n", bed.Server, ready, server.GitVersion, kubectlBin)
+	tf = testbed.Terraform{Kubeconfig: bed.Kubeconfig, Dir: workDir}
 	tofu = testbed.Terraform{Bin: filepath.Join(bins, "tofu"), Kubeconfig: bed.Kubeconfig, Dir: workDir}
 	code := m.Run()
 	// Races of plugin processes no test checked by pid (a watch it

@@ -131,8 +131,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
-// Binaries returns the directory holding etcd and kube-apiserver, building
-// them on first use.
+// Binaries returns the directory holding etcd, kube-apiserver (and OpenTofu
+// when built) and, in PathDir, kubectl, building them on first use. The
+// Kubernetes version is the default one of hack/testbed, or the older one
+// CAPTF_KUBE names (for example 1.34), which build.sh reads from the
+// environment this process passes on.
 func Binaries(ctx context.Context) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
@@ -146,6 +149,12 @@ func Binaries(ctx context.Context) (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// PathDir is the directory of bins (from Binaries) that goes first on PATH
+// for the tests that run kubectl: it holds only the kubectl of the
+// test-bed's Kubernetes version, built beside kube-apiserver, so that
+// whatever kubectl PATH has, they run this one.
+func PathDir(bins string) string { return filepath.Join(bins, "bin") }
 
 // Stop ends exactly the processes Start began, and removes the directory.
 func (c *Cluster) Stop() {

@@ -1,0 +1,7 @@
+//go:build tools
+
+// Package tools pins etcd's main package so that `go mod tidy` keeps every
+// module the test-bed build needs.
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
