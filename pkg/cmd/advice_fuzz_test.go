@@ -12,7 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -165,7 +165,7 @@ func FuzzAdvice(f *testing.F) {
 		// A namespace or name the client refuses to put in a path ("/",
 		// "%", "." or "..") is never one of an object a lock can have.
 		if ns == "" || name == "" || !strings.Contains(who, "@") ||
-			len(path.IsValidPathSegmentName(ns)) > 0 || len(path.IsValidPathSegmentName(name)) > 0 {
+			len(content.IsPathSegmentName(ns)) > 0 || len(content.IsPathSegmentName(name)) > 0 {
 			return
 		}
 		conn := advice.Conn{Context: context, Kubeconfig: kubeconfig, As: as}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -219,11 +219,12 @@ const (
 var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps"}
 
 // RefusedName is whether client-go's request builder refuses name as a
-// resource name (IsValidPathSegmentName: ".", "..", or containing "/" or
-// "%"), failing the request before anything is sent, with an error that
+// resource name (its rest.IsValidPathSegmentName, the same check as
+// apimachinery's content.IsPathSegmentName: ".", "..", or containing "/"
+// or "%"), failing the request before anything is sent, with an error that
 // is not NotFound. It returns what it refuses, "" when it accepts it.
 func RefusedName(name string) string {
-	if bad := path.IsValidPathSegmentName(name); len(bad) > 0 {
+	if bad := content.IsPathSegmentName(name); len(bad) > 0 {
 		return bad[0]
 	}
 	return ""

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -354,7 +355,7 @@ func TestConformanceCAPTFNames(t *testing.T) {
 				if model := captfName(ks, name, op, math.MaxInt32, hash6[op]); n != model {
 					t.Errorf("%s: JobName = %q, CAPTF's Name = %q", cite, n, model)
 				}
-				if len(n) > 57 || len(validation.IsDNS1123Subdomain(n)) > 0 || len(validation.IsValidLabelValue(n)) > 0 || len(n)+6 > 63 {
+				if len(n) > 57 || len(validation.IsDNS1123Subdomain(n)) > 0 || len(content.IsLabelValue(n)) > 0 || len(n)+6 > 63 {
 					t.Errorf("%s: %q (len %d) is not a valid, untruncated Job name", cite, n, len(n))
 				}
 				if err := runner.OwnsPod(kindOf(t, ks), name, n+"-x7k2p"); err != nil {
