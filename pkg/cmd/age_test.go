@@ -227,7 +227,7 @@ func TestLocksOlderThanExitCodeErrors(t *testing.T) {
 		err  string
 	}{
 		{[]string{"locks", "--older-than", "-5m", "--exit-code"}, "error: --older-than -5m0s is negative: give a duration of 0 or more, such as 30m or 2h"},
-		{[]string{"locks", "--older-than", "30", "--exit-code"}, `error: invalid argument "30" for "--older-than" flag: time: missing unit in duration "30"`},
+		{[]string{"locks", "--older-than", "30", "--exit-code"}, `error: invalid argument "30" for "--older-than" flag: must be a duration like "30s" or "5m"`}, // pflag v1.1.0's wording
 		{[]string{"locks", "--older-than", "soon"}, `error: invalid argument "soon" for "--older-than" flag`},
 		{[]string{"locks", "-w", "--exit-code"}, "error: --exit-code reports one listing's result; it does not go with --watch"},
 		{[]string{"locks", "-w", "--older-than", "30m"}, "error: --older-than does not go with --watch"},
