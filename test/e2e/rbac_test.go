@@ -157,7 +157,7 @@ func TestRBACClustersUnreadable(t *testing.T) {
 // explain and unlock name their target through discovery and a read of
 // it: refused, that read is one error line naming what the plugin needs;
 // with the server unreachable, one error line too, without the discovery
-// client's log of each attempt.
+// client's log of each attempt; and so is locks -w's.
 func TestTargetReadErrorsAreOneLine(t *testing.T) {
 	seedVerdicts(t)
 	grant(t, verdictsNS, testbed.Nobody)
@@ -182,5 +182,12 @@ current-context: down
 		if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: ") || !strings.Contains(res.err, "connection refused") {
 			t.Errorf("%s unreachable: exit %d, out %q, err %q; want one error line", cmd, res.code, res.out, res.err)
 		}
+	}
+	// locks -w starts its informers at once: their first list fails and
+	// ends the watch, as client-go's streaming start (WatchListClient, on
+	// by default from v0.35) would not; it retried forever, silent.
+	res := captf(t, down, "locks", "-w", "--cache-dir", t.TempDir())
+	if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: cannot list leases") || !strings.Contains(res.err, "connection refused") {
+		t.Errorf("locks -w unreachable: exit %d, out %q, err %q; want one error line", res.code, res.out, res.err)
 	}
 }
