@@ -32,10 +32,14 @@ type Conn struct {
 	ClientCertificate    string
 	ClientKey            string
 	Insecure             bool
-	// As, AsGroups and AsUID impersonate.
-	As       string
-	AsGroups []string
-	AsUID    string
+	// ProxyURL is --proxy-url: the way to the API server, which a printed
+	// command needs as the run did.
+	ProxyURL string
+	// As, AsGroups, AsUID and AsUserExtra (key=value each) impersonate.
+	As          string
+	AsGroups    []string
+	AsUID       string
+	AsUserExtra []string
 	// Omitted names the credential flags the run was given and that no
 	// printed command carries (--token, --username, --password).
 	Omitted []string
@@ -67,6 +71,10 @@ func (c Conn) Flags() []string {
 		add("--as-group", g)
 	}
 	add("--as-uid", c.AsUID)
+	for _, e := range c.AsUserExtra {
+		add("--as-user-extra", e)
+	}
+	add("--proxy-url", c.ProxyURL)
 	return out
 }
 

@@ -171,6 +171,8 @@ func FuzzAdvice(f *testing.F) {
 		conn := advice.Conn{Context: context, Kubeconfig: kubeconfig, As: as}
 		if group != "" {
 			conn.AsGroups = []string{group, group}
+			conn.AsUserExtra = []string{"k=" + group}
+			conn.ProxyURL = "http://" + group
 		}
 		b := advice.Builder{Conn: conn}
 		c, r, lease := adviceWorld(t, ns, name, holderID, who, live)

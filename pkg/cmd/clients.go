@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,6 +72,18 @@ func (f *factory) advice() advice.Builder {
 		c.Insecure = fl.Insecure != nil && *fl.Insecure
 		if fl.ImpersonateGroup != nil {
 			c.AsGroups = *fl.ImpersonateGroup
+		}
+		if fl.ImpersonateUserExtra != nil {
+			c.AsUserExtra = *fl.ImpersonateUserExtra
+		}
+		// A proxy's URL may hold its user's password: then it is a
+		// credential, left out as --token is.
+		if p := str(fl.ProxyURL); p != "" {
+			if u, err := url.Parse(p); err == nil && u.User == nil {
+				c.ProxyURL = p
+			} else {
+				c.Omitted = append(c.Omitted, "--proxy-url")
+			}
 		}
 		for flag, v := range map[string]*string{"--token": fl.BearerToken, "--username": fl.Username, "--password": fl.Password} {
 			if str(v) != "" {

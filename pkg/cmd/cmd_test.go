@@ -39,6 +39,7 @@ func TestCompleteAndValidateErrors(t *testing.T) {
 		{[]string{"locks", "--sort-by", "{.a}{.b}"}, "--sort-by "},
 		{[]string{"locks", "--color", "purple"}, `--color must be one of auto, always, never, not "purple"`},
 		{[]string{"locks", "-o", "bogus"}, `unable to match a printer suitable for the output format "bogus"`},
+		{[]string{"locks", "-o", "kyaml"}, `unable to match a printer suitable for the output format "kyaml", allowed formats are: go-template, go-template-file, json, jsonpath, jsonpath-as-json, jsonpath-file, name, template, templatefile, wide, yaml`},
 		{[]string{"locks", "extra"}, `unknown command "extra"`},
 		{[]string{"explain"}, "name the object to explain (TYPE/NAME or lease/NAME)"},
 		{[]string{"explain", "a", "b", "c"}, "name one object (TYPE/NAME or TYPE NAME), not 3 arguments"},

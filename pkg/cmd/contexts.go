@@ -126,8 +126,8 @@ func (o *LocksOptions) scanContext(ctx context.Context, name string, several boo
 
 // contextFlags are the command line's connection flags with --context set
 // to name: what `kubectl --context name` builds its configuration from, so
-// that cli-runtime applies every flag given (--as, --request-timeout, -n,
-// the TLS flags, ...) to each context as kubectl would, and WrapConfigFn
+// that cli-runtime applies every flag given (--as, --as-user-extra,
+// --request-timeout, --proxy-url, -n, the TLS flags, ...) to each context as kubectl would, and WrapConfigFn
 // (the request counter) wraps each. Each context gets flags of its own:
 // cli-runtime caches the configuration it loads in them.
 func contextFlags(fl *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
@@ -137,6 +137,7 @@ func contextFlags(fl *genericclioptions.ConfigFlags, name string) *genericcliopt
 	c.APIServer, c.TLSServerName, c.Insecure = fl.APIServer, fl.TLSServerName, fl.Insecure
 	c.CertFile, c.KeyFile, c.CAFile, c.BearerToken = fl.CertFile, fl.KeyFile, fl.CAFile, fl.BearerToken
 	c.Impersonate, c.ImpersonateUID, c.ImpersonateGroup = fl.Impersonate, fl.ImpersonateUID, fl.ImpersonateGroup
+	c.ImpersonateUserExtra, c.ProxyURL = fl.ImpersonateUserExtra, fl.ProxyURL
 	c.Username, c.Password = fl.Username, fl.Password
 	c.Timeout, c.DisableCompression, c.WrapConfigFn = fl.Timeout, fl.DisableCompression, fl.WrapConfigFn
 	c.Context = &name

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,7 +84,7 @@ type LocksOptions struct {
 func NewLocksOptions(f *factory, streams genericiooptions.IOStreams) *LocksOptions {
 	o := &LocksOptions{factory: f, IOStreams: streams, table: tableFlags{color: colorAuto}, ContextTimeout: 30 * time.Second}
 	o.print = newPrintFlags(o.tablePrinter)
-	o.print.formats = dedupe(append([]string{"wide", "name"}, o.print.AllowedFormats()...))
+	o.print.formats = slices.DeleteFunc(dedupe(append([]string{"wide", "name"}, o.print.AllowedFormats()...)), lossy)
 	o.print.asName = lockLeaseNames
 	return o
 }
@@ -119,8 +120,8 @@ not miss it. An Unlocked lock has no age and is left out.
 
 --contexts and --all-contexts read each context as --context NAME would, with
 the other connection flags given: --kubeconfig, -n, --as, --as-group, --as-uid,
---request-timeout, --insecure-skip-tls-verify, --disable-compression and
---cache-dir apply to every context. The flags that name one cluster or one
+--as-user-extra, --request-timeout, --proxy-url, --insecure-skip-tls-verify,
+--disable-compression and --cache-dir apply to every context. The flags that name one cluster or one
 credential (--server, --cluster, --user, --token, --client-certificate,
 --client-key, --certificate-authority, --tls-server-name) apply when one
 context is read, and are an error with several.

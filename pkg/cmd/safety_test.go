@@ -85,9 +85,10 @@ func TestMachineFormatsCarryHiddenCharactersEscaped(t *testing.T) {
 // and the context the run resolved when none was.
 func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 	f, _ := verdictsWorld().factory(t)
-	res := captf(t, f, "--kubeconfig", "/tmp/prod.kubeconfig", "--context", "other", "--as", "bob", "--as-group", "ops", "--as-group", "dev", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
+	res := captf(t, f, "--kubeconfig", "/tmp/prod.kubeconfig", "--context", "other", "--as", "bob", "--as-group", "ops", "--as-group", "dev",
+		"--as-user-extra", "team=infra", "--as-user-extra", "team=sre", "--proxy-url", "http://127.0.0.1:3128", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
 	var u v1alpha1.UnlockResult
-	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev unlock terraformmachine/db -n infra --id '11111111-2222-3333-4444-555555555555' --confirm"
+	want := "kubectl captf --kubeconfig /tmp/prod.kubeconfig --context other --as bob --as-group ops --as-group dev --as-user-extra 'team=infra' --as-user-extra 'team=sre' --proxy-url http://127.0.0.1:3128 unlock terraformmachine/db -n infra --id '11111111-2222-3333-4444-555555555555' --confirm"
 	if err := json.Unmarshal([]byte(res.out), &u); err != nil || res.code != ExitRefused || len(u.Commands) == 0 || u.Commands[0].Command != want {
 		t.Errorf("want %q in:\n%s", want, res.out)
 	}
@@ -96,6 +97,14 @@ func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 	}
 	if n := len(u.Commands); n < 2 || u.Commands[n-1].Comment != "the commands above leave out --token: a credential is never printed, so give it yourself" {
 		t.Errorf("no note that the token was left out: %+v", u.Commands)
+	}
+	// A proxy's URL that holds a password is a credential: left out, and
+	// named with the token.
+	res = captf(t, f, "--proxy-url", "http://ops:pw@127.0.0.1:3128", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
+	u = v1alpha1.UnlockResult{}
+	if err := json.Unmarshal([]byte(res.out), &u); err != nil || len(u.Commands) < 2 || strings.Contains(res.out+res.err, "pw@") ||
+		u.Commands[len(u.Commands)-1].Comment != "the commands above leave out --proxy-url, --token: a credential is never printed, so give it yourself" {
+		t.Errorf("a proxy URL with a password is printed, or not named as left out:\n%s", res.out)
 	}
 	res = captf(t, f, "explain", "terraformcluster/demo", "-o", "json")
 	var x v1alpha1.Explanation
