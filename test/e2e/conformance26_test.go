@@ -134,7 +134,7 @@ func issue26Rows() []cfRow {
 			backup26(t, *r)
 		}
 		row.note = "a provisioned object whose state Secret is gone: CAPTF holds it (StateLost) and starts only the restore asked for, whose init fails on the lock"
-		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "does not retry a failed restore for the same serial"}
+		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "CAPTF does not retry it for the same serial", "remove the captf.io/restore-state annotation, wait until status.lastRestoredSerial is cleared, and set the annotation again"}
 		row.action = []string{"No Job clears it"}
 		row.replay = noStateInit
 		row.check = noUnlockAdvice(*r)
@@ -247,7 +247,7 @@ func issue26Rows() []cfRow {
 		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
 		row.lockID = flagID
 		row.note = "Go's flag package reads -x-9f1c0c5e as a flag: force-unlock fails before it reads the state"
-		row.says = []string{`the ID CAPTF passes to force-unlock -force, "-x-9f1c0c5e", begins with "-"`, "which CAPTF's runner does not accept"}
+		row.says = []string{`the ID CAPTF passes to force-unlock -force, "-x-9f1c0c5e", begins with "-"`, "fails with an error CAPTF's runner does not accept"}
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x-9f1c0c5e"}}
 		row.check = noUnlockAdviceOf(*r, func() string { return flagID })
