@@ -22,18 +22,18 @@ import (
 
 // The CAPTF and runtime files of issue 26, at the commits read.
 const (
-	cfPlan       = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	cfRunGo      = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
-	cfRunLease   = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	cfSlots      = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
-	cfConditions = "api/v1alpha1/conditions_consts.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	tfState      = "hashicorp/terraform internal/backend/remote-state/kubernetes/backend_state.go@060255a9d5c6bf699a00199abefdcfdf77b9c832 StateMgr"
-	tofuState    = "opentofu/opentofu internal/backend/remote-state/kubernetes/backend_state.go@122e767c142dd632c4ecd1641689f62fbd7f2a75 StateMgr"
-	tfClient     = "hashicorp/terraform internal/backend/remote-state/kubernetes/client.go@019f88dd91c5119fb070324f7a123fb061e696af Get, Unlock, getLockInfo"
-	tofuClient   = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
-	cfBackendLabels     = "internal/state/labels.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BackendLabels, InputsHashAnnotation"
-	cfFixtures   = "internal/state/testdata/fixtures/terraform-relabeled.yaml@d6986f4646de003dbde2b12ec279505307a1b667"
-	cfReaderGo   = "internal/state/reader.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Read (ErrStateInconsistent)"
+	cfPlan          = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfRunGo         = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
+	cfRunLease      = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfSlots         = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
+	cfConditions    = "api/v1alpha1/conditions_consts.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	tfState         = "hashicorp/terraform internal/backend/remote-state/kubernetes/backend_state.go@060255a9d5c6bf699a00199abefdcfdf77b9c832 StateMgr"
+	tofuState       = "opentofu/opentofu internal/backend/remote-state/kubernetes/backend_state.go@122e767c142dd632c4ecd1641689f62fbd7f2a75 StateMgr"
+	tfClient        = "hashicorp/terraform internal/backend/remote-state/kubernetes/client.go@019f88dd91c5119fb070324f7a123fb061e696af Get, Unlock, getLockInfo"
+	tofuClient      = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
+	cfBackendLabels = "internal/state/labels.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BackendLabels, InputsHashAnnotation"
+	cfFixtures      = "internal/state/testdata/fixtures/terraform-relabeled.yaml@d6986f4646de003dbde2b12ec279505307a1b667"
+	cfReaderGo      = "internal/state/reader.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Read (ErrStateInconsistent)"
 	// tofuClient126 is the OpenTofu the replay runs, as the test-bed
 	// built it (its module source, v1.12.6): Get reads the base Secret
 	// by its name.

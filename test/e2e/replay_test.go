@@ -53,10 +53,10 @@ type replayRow struct {
 	// passes in the backend labels (state.BackendLabels).
 	cluster string
 	lease   *coordinationv1.Lease
-	secrets    []corev1.Secret
-	clears     bool
-	replay     *cfReplay
-	reason     string
+	secrets []corev1.Secret
+	clears  bool
+	replay  *cfReplay
+	reason  string
 }
 
 // captureReplay takes the row's lock Lease and state Secrets when the row
