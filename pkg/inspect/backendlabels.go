@@ -18,7 +18,7 @@ const labelMove = "clusterctl.cluster.x-k8s.io/move"
 // BackendLabels at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517, called with
 // the object's kind, its name and the request's cluster name in
 // internal/controllers/shared/run.go at
-// 81a0ff422f986130946f62ca8e093aeff3e5fc2c): the owner's kind and name,
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517): the owner's kind and name,
 // the cluster's name, captf.io/managed and the move label; a name longer
 // than a label value is its hash (state.LabelValue).
 func BackendLabels(r object.Ref, cluster string) map[string]string {
@@ -31,14 +31,16 @@ func BackendLabels(r object.Ref, cluster string) map[string]string {
 	}
 }
 
-// ClusterNameOf is the name of the Cluster CAPTF finds for u, of kind k,
-// before it labels its state: a TerraformCluster's owning Cluster (its
-// owner reference of kind Cluster in Cluster API's group), a machine's or
-// pool's cluster.x-k8s.io/cluster-name label (shared LookupCluster); ""
-// for none, where CAPTF starts no Job either.
+// ClusterNameOf is the name of the Cluster CAPTF passes in u's backend
+// labels (shared/run.go ClusterName at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517): u's
+// cluster.x-k8s.io/cluster-name label, else its owner's Cluster, which for
+// a TerraformCluster is the Cluster its owner reference names (in Cluster
+// API's group); "" for none. A machine or pool without the label has no
+// Cluster CAPTF's lookup finds, and no Job.
 func ClusterNameOf(k object.Kind, u *unstructured.Unstructured) string {
-	if k != object.TerraformCluster {
-		return u.GetLabels()[jobgate.ClusterNameLabel]
+	if n := u.GetLabels()[jobgate.ClusterNameLabel]; n != "" || k != object.TerraformCluster {
+		return n
 	}
 	for _, o := range u.GetOwnerReferences() {
 		if o.Kind == "Cluster" && strings.HasPrefix(o.APIVersion, jobgate.CAPIGroup+"/") {

@@ -87,3 +87,16 @@ func TestRestoreFailedIsAskedForAgain(t *testing.T) {
 		t.Errorf("%q", s)
 	}
 }
+
+// The cluster name CAPTF passes: the object's cluster-name label, else a
+// TerraformCluster's owning Cluster (shared/run.go ClusterName).
+func TestClusterNameOf(t *testing.T) {
+	u := full(demo, nil)
+	if got := ClusterNameOf(demo.Kind, u); got != "c" {
+		t.Errorf("owner only: %q", got)
+	}
+	u.SetLabels(map[string]string{jobgate.ClusterNameLabel: "labelled"})
+	if got := ClusterNameOf(demo.Kind, u); got != "labelled" {
+		t.Errorf("label and owner: %q", got)
+	}
+}
