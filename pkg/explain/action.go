@@ -53,7 +53,11 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (%v), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), l.RuntimeInfoErr) + deletes
 		case inspect.StaleNoState:
 			_, why := r.Facts.Runtime.NoState(l.Suffix)
-			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(inspect.NextJob(r.Facts.Gate, r.Facts.Runtime))) + deletes
+			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(inspect.NextJob(r.Facts.Gate, r.Facts.Runtime), r.Facts.Runtime.RestoreFailed)) + deletes
+		case inspect.StaleFlagID:
+			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
+		case inspect.StaleRelabeled:
+			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds OpenTofu.", o.Ref, captfLockID(l), inspect.RelabeledText(r.Facts.Runtime.Relabeled())) + deletes
 		case inspect.StaleNoSteps:
 			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
@@ -84,6 +88,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + "Nothing: " + gateReason(r, gate) + ". The lock stays until that changes or it is cleared by hand."
 		case inspect.StaleGateUnsure:
 			s := first + "If a Job starts, " + unlock + ". " + upper(gateReason(r, gate)) + "."
+			if m := r.Facts.Runtime.MaybeNoState(); m != "" {
+				s += " " + upper(m) + "."
+			}
 			if r.Facts.Runtime.MaybeNoBase() {
 				s += " " + upper(inspect.NoBaseText) + "."
 			}

@@ -115,8 +115,13 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		switch r.Decision.StaleCase {
 		case inspect.StaleClears:
 			comment = "nothing is required, the next Job of the object clears it. To clear it now:"
-		case inspect.StaleNoState, inspect.StaleRuntimeInfo, inspect.StaleIDMismatch:
+		case inspect.StaleNoState, inspect.StaleRuntimeInfo, inspect.StaleIDMismatch, inspect.StaleFlagID:
 			comment = "no Job of the controller clears this lock, clear it here and the next Job proceeds:"
+			if r.Facts.Runtime.RestoreFailed {
+				comment = "no Job of the controller clears this lock, clear it here, then ask for the restore again:"
+			}
+		case inspect.StaleRelabeled:
+			comment = "with a Terraform image no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleNoSteps:
 			// Unlocking does not make an image run; once one does, that
 			// Job force-unlocks the lock itself.

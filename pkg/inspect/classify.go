@@ -172,9 +172,10 @@ func caseOf(f Facts, v v1alpha1.Verdict) Case {
 // tells them apart in this order (the first that applies is the case):
 // for a holder name client-go refuses, OwnerUnread, OwnerGone, GateClosed
 // (a gate that stops before the lock check), then CheckFails; for any
-// other, RuntimeInfo, IDMismatch, OwnerUnread, OwnerGone, GatesUnread,
-// GateClosed, NoSteps, NoState, GateUnsure, Clears. The first ones are
-// CAPTF's; RuntimeInfo, IDMismatch, NoSteps and NoState are what the
+// other, FlagID, RuntimeInfo, IDMismatch, OwnerUnread, OwnerGone,
+// GatesUnread, GateClosed, NoSteps, NoState, Relabeled, GateUnsure,
+// Clears. The first ones are CAPTF's; FlagID, RuntimeInfo, IDMismatch,
+// NoSteps, NoState and Relabeled are what the
 // runtime does once the Job runs (Runtime). Whether CAPTF deletes the Lease itself, without a
 // Job, is Decision.DeletesLease.
 type StaleCase int
@@ -214,9 +215,17 @@ const (
 	// StaleNoSteps: CAPTF's Jobs end before their steps (Runtime.NoSteps:
 	// the runner image cannot be pulled or is invalid).
 	StaleNoSteps
+	// StaleRelabeled: the state Secrets lack labels CAPTF passes the
+	// backend (Runtime.Relabeled): a Terraform image's init finds no
+	// state and fails on the lock, an OpenTofu image's clears it, and
+	// nothing the plugin reads says which image runs.
+	StaleRelabeled
+	// StaleFlagID: the ID CAPTF passes to force-unlock begins with "-"
+	// (FlagID), so the runtime takes it for a flag and the step fails.
+	StaleFlagID
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
@@ -355,6 +364,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	rt := f.Runtime
 	noState, noStateWhy := rt.NoState(l.Suffix)
 	switch {
+	case FlagID(captfID(l)) != "":
+		d.StaleCase = StaleFlagID
+		reason += "; " + FlagID(captfID(l)) + ", so " + d.never(f, "it never clears by itself", "no Job of CAPTF's clears it")
 	case l.RuntimeInfoErr != nil:
 		d.StaleCase = StaleRuntimeInfo
 		reason += fmt.Sprintf("; its lock info decodes as CAPTF reads it (ID, Operation, Who, Version, Created) but not as terraform and OpenTofu read it (%v): their Unlock decodes the whole lock info before it compares IDs, so the force-unlock step of every Job CAPTF starts fails with that error, which CAPTF's runner does not accept, the Job fails and the lock stays, so %s", l.RuntimeInfoErr, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
@@ -381,13 +393,26 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText())
 	case noState:
 		d.StaleCase = StaleNoState
-		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt)))
+		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt), rt.RestoreFailed))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}
-	case g.State == jobgate.Unsure:
+	case rt.Relabeled() != "":
+		d.StaleCase = StaleRelabeled
+		reason += "; whether a Job clears it depends on the runtime: " + RelabeledText(rt.Relabeled())
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
+	case g.State == jobgate.Unsure || rt.MaybeNoState() != "":
 		d.StaleCase = StaleGateUnsure
-		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)
+		if g.State == jobgate.Unsure {
+			reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)
+		} else {
+			reason += fmt.Sprintf("; CAPTF clears it with %s's next Job only if its state Secret exists", o.Ref)
+		}
+		if m := rt.MaybeNoState(); m != "" {
+			reason += "; " + m
+		}
 		if rt.MaybeNoBase() {
 			reason += "; " + NoBaseText
 		}
@@ -402,6 +427,15 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 	}
 	return d.done(f, v1alpha1.Stale, reason)
+}
+
+// captfID is the ID CAPTF's Job force-unlocks: the lock info's ID where
+// it has one, else holderIdentity.
+func captfID(l Lease) string {
+	if l.Info != nil && l.Info.ID != "" {
+		return l.Info.ID
+	}
+	return l.ID
 }
 
 // leaseDeletion is the gate's deletion of the Lease, when CAPTF reaches

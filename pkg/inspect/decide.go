@@ -117,7 +117,7 @@ func (d *decider) result(l Lease) Result {
 		}
 		g := jobgate.Of(f.Owner.Ref.Kind.Name, obj, env)
 		f.Gate = &g
-		f.Runtime = RuntimeOf(obj, env.State)
+		f.Runtime = RuntimeOf(f.Owner.Ref, obj, s.States[key])
 	}
 	r := Result{Facts: f, Decision: Classify(f), Object: obj, Source: s.Sources[Key(l.Namespace, l.Name)]}
 	r.Death = Death(r, d.jobs.named, s.JobsErr == nil)

@@ -102,8 +102,9 @@ func job(ns, name string, owner object.Ref, finished bool) *batchv1.Job {
 
 // stateSecret is r's state Secret, as the backend labels it.
 func stateSecret(r object.Ref) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace,
-		Labels: map[string]string{"tfstate": "true", LabelSecretSuffix: r.Suffix(), LabelWorkspace: "default"}}}
+	l := BackendLabels(r, "c") // a TerraformCluster's owner in full
+	l["tfstate"], l[LabelSecretSuffix], l[LabelWorkspace] = "true", r.Suffix(), "default"
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace, Labels: l}}
 }
 
 // cluster is a cluster's content, and what reading it gave: the deciding
@@ -230,7 +231,8 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 			snap.Objects[ref] = u
 			key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]
 			if ReadsStateSecrets(u) {
-				snap.States[key] = StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
+				own := jobgate.StateSecrets(mine, ref.Suffix())
+				snap.States[key] = StateRead{Presence: jobgate.StateOf(own, ref.Suffix()), Secrets: own}
 			}
 			if u.GetDeletionTimestamp() != nil {
 				snap.Records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())

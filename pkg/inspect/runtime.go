@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // Runtime is what the steps of CAPTF's next Job meet once the Job runs,
@@ -24,9 +26,21 @@ type Runtime struct {
 	// Unread where the plugin could not list them (it lists them for an
 	// object being deleted and for the owner of a held lock).
 	StateSecrets jobgate.Presence
+	// ListWhy is why the state Secrets could not be listed, "" where they
+	// were or were not asked for.
+	ListWhy string
+	// Secrets is the metadata of the state Secrets, where listed.
+	Secrets []metav1.ObjectMeta
+	// Suffix is the object's state suffix; BackendLabels the labels map
+	// CAPTF passes the backend for it (BackendLabels), nil where the
+	// object names no Cluster.
+	Suffix        string
+	BackendLabels map[string]string
 	// NoSteps is the ApplyJobSucceeded condition ("False/ImagePullFailed")
 	// that says CAPTF's Jobs end before their steps; "" for none.
 	NoSteps string
+	// RestoreFailed is whether RestoreJobSucceeded is False/RestoreFailed.
+	RestoreFailed bool
 	// Waits are the conditions ("ApplyJobSucceeded Unknown/WaitingForJobSlot")
 	// that say CAPTF's next Job waits before it is created.
 	Waits []string
@@ -53,10 +67,13 @@ var waitReasons = map[string]string{
 	"WaitingForMachineOperations": "its machines' and pools' applies and destroys",
 }
 
-// RuntimeOf reads what Runtime needs from the object and from whether
-// its state Secrets were found.
-func RuntimeOf(u *unstructured.Unstructured, secrets jobgate.Presence) Runtime {
-	rt := Runtime{StateSecrets: secrets}
+// RuntimeOf reads what Runtime needs from the object ref, u, and from
+// what was read of its state Secrets.
+func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runtime {
+	rt := Runtime{StateSecrets: st.Presence, ListWhy: st.Why, Secrets: st.Secrets, Suffix: ref.Suffix()}
+	if c := ClusterNameOf(ref.Kind, u); c != "" {
+		rt.BackendLabels = BackendLabels(ref, c)
+	}
 	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, raw := range list {
 		m, _ := raw.(map[string]any)
@@ -73,19 +90,23 @@ func RuntimeOf(u *unstructured.Unstructured, secrets jobgate.Presence) Runtime {
 			rt.Waits = append(rt.Waits, fmt.Sprintf("%s %s/%s: %s", typ, status, reason, waitReasons[reason]))
 		}
 	}
+	rt.RestoreFailed = RestoreFailed(u)
 	if !ReadsStateSecrets(u) {
-		rt.StateSecrets = jobgate.Unread
+		rt.StateSecrets, rt.ListWhy, rt.Secrets = jobgate.Unread, "", nil
 	}
 	return rt
 }
 
 // ReadsStateSecrets is whether the decision of a lock owned by u uses
-// whether u's state Secrets exist, so whether a read lists their
-// metadata: for an object being deleted, CAPTF's deletion reads them;
-// for a live one, only where CAPTF last recorded StateReadable True. Its
-// other StateReadable reasons say what CAPTF found of its state, and
-// NoState follows them; the Secrets' absence adds what no condition
-// says: a state deleted since CAPTF last read it.
+// u's state Secrets' metadata, so whether a read lists it: for an object
+// being deleted, CAPTF's deletion reads them; for a live one, where
+// CAPTF last recorded StateReadable True (a state deleted since, or
+// labelled otherwise than CAPTF's backend labels, is what no condition
+// says), or False/StateLost or ApplyOutcomeUnknown, which cover a
+// missing Secret and a present one alike (StateLost: "is missing, or
+// carries no inputs hash for an immutable kind", conditions_consts.go at
+// c9597b2aebc31919344aa6c2d5cdd15427127855). Its other reasons say what
+// CAPTF found of its state, and NoState follows them.
 func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	if u.GetDeletionTimestamp() != nil {
 		return true
@@ -94,7 +115,7 @@ func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	for _, raw := range list {
 		m, _ := raw.(map[string]any)
 		if m["type"] == "StateReadable" {
-			return m["status"] == "True"
+			return m["status"] == "True" || (m["status"] == "False" && (m["reason"] == "StateLost" || m["reason"] == "ApplyOutcomeUnknown"))
 		}
 	}
 	return false
@@ -122,10 +143,79 @@ func (rt Runtime) NoState(suffix string) (bool, string) {
 		return true, "no state Secret of suffix " + suffix + " exists"
 	case rt.StateStatus == "Unknown" && rt.StateReason == "StateNotFound":
 		return true, "its state was never written (" + cond + ")"
-	case rt.StateStatus == "False" && (rt.StateReason == "StateLost" || rt.StateReason == "ApplyOutcomeUnknown"):
-		return true, "its state Secret is missing (" + cond + ")"
 	}
 	return false, ""
+}
+
+// MaybeNoState is, for a StateLost or ApplyOutcomeUnknown whose state
+// Secrets could not be listed, the text that says both cases: CAPTF
+// writes StateLost for a missing state Secret and for one without the
+// inputs hash annotation of an immutable kind, and with the Secret
+// present the runtime's init reads it and a restore's force-unlock
+// clears the lock. "" where the Secrets were listed or the reason is
+// another.
+func (rt Runtime) MaybeNoState() string {
+	if rt.StateSecrets != jobgate.Unread || rt.StateStatus != "False" || (rt.StateReason != "StateLost" && rt.StateReason != "ApplyOutcomeUnknown") {
+		return ""
+	}
+	why := "its state Secrets could not be listed"
+	if rt.ListWhy != "" {
+		why += " (" + rt.ListWhy + ")"
+	}
+	return fmt.Sprintf("StateReadable %s/%s covers a state Secret that is missing and one that is present (StateLost: without the %s annotation of an immutable kind), and %s to tell which: if it is missing, the restore's init fails on this lock and its force-unlock step never runs; if it is present, the restore's init reads it and its force-unlock clears the lock", rt.StateStatus, rt.StateReason, InputsHashAnnotation, why)
+}
+
+// InputsHashAnnotation is the annotation with which CAPTF records the
+// inputs hash of the last successful apply on the base state Secret
+// (internal/state/labels.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
+const InputsHashAnnotation = "captf.io/inputs-hash"
+
+// Relabeled names the labels of the map CAPTF passes the backend that a
+// state Secret lacks or carries with another value, "" for none (or
+// where the Secrets were not listed, or the object names no Cluster).
+// terraform lists the state with a selector of that whole map (CAPTF's
+// own comment on state.BackendLabels), so such a Secret is no state to
+// it; OpenTofu reads the base Secret by its name.
+func (rt Runtime) Relabeled() string {
+	if rt.BackendLabels == nil {
+		return ""
+	}
+	var out []string
+	for _, s := range rt.Secrets {
+		var diff []string
+		for _, k := range sortedKeys(rt.BackendLabels) {
+			if v, ok := s.Labels[k]; !ok {
+				diff = append(diff, fmt.Sprintf("%s (missing; CAPTF passes %q)", k, rt.BackendLabels[k]))
+			} else if v != rt.BackendLabels[k] {
+				diff = append(diff, fmt.Sprintf("%s=%q (CAPTF passes %q)", k, v, rt.BackendLabels[k]))
+			}
+		}
+		if len(diff) > 0 {
+			out = append(out, s.Name+": "+strings.Join(diff, ", "))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// RelabeledText says what each runtime does with state Secrets whose
+// labels are not the ones CAPTF passes.
+func RelabeledText(diff string) string {
+	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+}
+
+// FlagID is, for a lock ID CAPTF's force-unlock step passes that the
+// runtime's flag parser takes for a flag, the text that says so, else
+// "". CAPTF passes the ID bare after -force (internal/runner/plan.go
+// Steps at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), and Go's flag
+// package reads any argument of two characters or more that begins
+// with "-" as a flag ("--" ends the flags), so the step fails with
+// "flag provided but not defined" or with a missing LOCK_ID, neither of
+// which CAPTF's runner accepts.
+func FlagID(id string) string {
+	if len(id) < 2 || id[0] != '-' {
+		return ""
+	}
+	return fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left), so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays", id)
 }
 
 // MaybeNoBase is whether the state may lack the base Secret the runtime
@@ -172,17 +262,48 @@ func NextJob(g *jobgate.Gate, rt Runtime) string {
 	return "its next Job"
 }
 
-// NoStateText is what happens to the Job next (it names it) with no state.
-func NoStateText(next string) string {
-	s := next + " runs init first, and with no state the kubernetes backend of terraform and OpenTofu locks the state itself to write an empty one; that fails at once while this lock is held (\"the state is already locked by another … client\"), so init fails and the force-unlock step never runs, on every retry alike (each Job still emits ForceUnlocked): unlock it, and " + strings.Replace(next, "its ", "the ", 1) + " proceeds"
-	if strings.Contains(next, "restore") {
-		s += "; CAPTF does not retry a failed restore for the same serial (RestoreJobSucceeded False/RestoreFailed): after the unlock, ask for it again"
+// NoStateText is what happens to the Job next (it names it) with no
+// state. A failed restore is not retried for the same serial: CAPTF's
+// procedure (RestoreFailedReason, api/v1alpha1/conditions_consts.go at
+// c9597b2aebc31919344aa6c2d5cdd15427127855) is to remove the annotation,
+// wait for status.lastRestoredSerial to clear, and set it again; where
+// RestoreJobSucceeded is already False/RestoreFailed, nothing proceeds
+// by itself after the unlock.
+func NoStateText(next string, restoreFailed bool) string {
+	s := next + " runs init first, and with no state the kubernetes backend of terraform and OpenTofu locks the state itself to write an empty one; that fails at once while this lock is held (\"the state is already locked by another … client\"), so init fails and the force-unlock step never runs, on every retry alike (each Job still emits ForceUnlocked)"
+	switch {
+	case restoreFailed:
+		return s + ": unlock it; the restore already failed (RestoreJobSucceeded False/RestoreFailed) and CAPTF does not retry it for the same serial, so after the unlock " + RestoreRetry
+	case strings.Contains(next, "restore"):
+		return s + ": unlock it, and the restore proceeds; if it already failed, CAPTF does not retry it for the same serial: " + RestoreRetry
 	}
-	return s
+	return s + ": unlock it, and " + strings.Replace(next, "its ", "the ", 1) + " proceeds"
 }
 
-// NoBaseText is the runtimes' answer to a state whose chunks have no
-// base Secret, as the runner replay saw it: OpenTofu reads the base
-// alone, finds none and takes the lock to write an empty state, which
-// fails as with no state; terraform v1.11.4 crashes in init.
-const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, the restore's init fails (OpenTofu reads that as no state and fails on this lock; terraform v1.11.4 was seen to crash there) and its force-unlock step never runs"
+// RestoreRetry is CAPTF's procedure to ask again for a restore that
+// failed (RestoreFailedReason).
+const RestoreRetry = "remove the captf.io/restore-state annotation, wait until status.lastRestoredSerial is cleared, and set the annotation again"
+
+// RestoreFailed is whether the object's RestoreJobSucceeded is
+// False/RestoreFailed.
+func RestoreFailed(u *unstructured.Unstructured) bool {
+	list, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, raw := range list {
+		m, _ := raw.(map[string]any)
+		if m["type"] == "RestoreJobSucceeded" {
+			return m["status"] == "False" && m["reason"] == "RestoreFailed"
+		}
+	}
+	return false
+}
+
+// NoBaseText is the runtimes' answer to the two shapes of
+// StateInconsistent without a readable base (CAPTF's
+// internal/state/reader.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517):
+// chunks without their base Secret, and a base Secret without the
+// tfstate key. OpenTofu reads the base alone and terraform's Get returns
+// no state for a base without the key (both client.go Get), so each
+// takes the lock to write an empty state, which fails as with no state;
+// terraform v1.11.4 crashes in init on chunks without a base, as the
+// runner replay saw.
+const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, or a base Secret without its tfstate key, the restore's init fails (with no state to read, OpenTofu and terraform lock the state to write an empty one and fail on this lock; terraform v1.11.4 was seen to crash on chunks without a base) and its force-unlock step never runs"

@@ -111,7 +111,7 @@ func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
 		u := withConditions([3]string{"StateReadable", "False", reason})
 		u.SetAnnotations(map[string]string{"captf.io/restore-state": "3"})
 		r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
-		want(t, r, v1alpha1.Stale, "no Job clears it", "the restore Job runs init first", "does not retry a failed restore for the same serial")
+		want(t, r, v1alpha1.Stale, "no Job clears it", "the restore Job runs init first", "CAPTF does not retry it for the same serial", "remove the captf.io/restore-state annotation, wait until status.lastRestoredSerial is cleared")
 		if r.Decision.StaleCase != StaleNoState || r.Decision.CAPTFClears {
 			t.Errorf("%s: case %v: %s", reason, r.Decision.StaleCase, r.Decision.Reason)
 		}
@@ -119,7 +119,7 @@ func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
 	u := withConditions([3]string{"StateReadable", "False", "StateInconsistent"})
 	u.SetAnnotations(map[string]string{"captf.io/restore-state": "3"})
 	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod)}, u).only(t)
-	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails", "terraform v1.11.4 was seen to crash there")
+	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails", "or a base Secret without its tfstate key", "terraform v1.11.4 was seen to crash on chunks without a base")
 	if r.Decision.StaleCase != StaleGateUnsure || r.Decision.CAPTFClears {
 		t.Errorf("inconsistent: case %v: %s", r.Decision.StaleCase, r.Decision.Reason)
 	}

@@ -3,6 +3,7 @@ package inspect
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -86,6 +87,11 @@ func NewKindList(k object.Kind) KindList {
 type StateRead struct {
 	Presence jobgate.Presence
 	Why      string
+	// Secrets is the metadata of an object's state Secrets (those of
+	// jobgate.StateSelector), where they were listed: their labels say
+	// whether the runtime's init finds them, their annotations whether
+	// CAPTF's StateLost is a missing Secret.
+	Secrets []metav1.ObjectMeta
 }
 
 // Key is a lock's, a pod's or an object's "<namespace>/<name>".

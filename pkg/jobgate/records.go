@@ -61,13 +61,23 @@ func BackupSelector(suffix string) string {
 // or any wider selector): Present when one of them carries the three
 // labels of StateSelector, Absent when none does.
 func StateOf(secrets []metav1.ObjectMeta, suffix string) Presence {
+	if len(StateSecrets(secrets, suffix)) > 0 {
+		return Present
+	}
+	return Absent
+}
+
+// StateSecrets are those of secrets that CAPTF's state reader lists for
+// suffix: the ones carrying the three labels of StateSelector.
+func StateSecrets(secrets []metav1.ObjectMeta, suffix string) []metav1.ObjectMeta {
+	var out []metav1.ObjectMeta
 	for _, s := range secrets {
 		l := s.Labels
 		if l[StateLabel] == "true" && l[StateSuffixLabel] == suffix && l[StateWorkspaceLabel] == "default" {
-			return Present
+			out = append(out, s)
 		}
 	}
-	return Absent
+	return out
 }
 
 // InputsSecrets are the names of the durable and the applied inputs

@@ -22,15 +22,22 @@ import (
 
 // The CAPTF and runtime files of issue 26, at the commits read.
 const (
-	cfPlan       = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	cfRunGo      = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
-	cfRunLease   = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	cfSlots      = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
-	cfConditions = "api/v1alpha1/conditions_consts.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
-	tfState      = "hashicorp/terraform internal/backend/remote-state/kubernetes/backend_state.go@060255a9d5c6bf699a00199abefdcfdf77b9c832 StateMgr"
-	tofuState    = "opentofu/opentofu internal/backend/remote-state/kubernetes/backend_state.go@122e767c142dd632c4ecd1641689f62fbd7f2a75 StateMgr"
-	tfClient     = "hashicorp/terraform internal/backend/remote-state/kubernetes/client.go@019f88dd91c5119fb070324f7a123fb061e696af Get, Unlock, getLockInfo"
-	tofuClient   = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
+	cfPlan          = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfRunGo         = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
+	cfRunLease      = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfSlots         = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
+	cfConditions    = "api/v1alpha1/conditions_consts.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	tfState         = "hashicorp/terraform internal/backend/remote-state/kubernetes/backend_state.go@060255a9d5c6bf699a00199abefdcfdf77b9c832 StateMgr"
+	tofuState       = "opentofu/opentofu internal/backend/remote-state/kubernetes/backend_state.go@122e767c142dd632c4ecd1641689f62fbd7f2a75 StateMgr"
+	tfClient        = "hashicorp/terraform internal/backend/remote-state/kubernetes/client.go@019f88dd91c5119fb070324f7a123fb061e696af Get, Unlock, getLockInfo"
+	tofuClient      = "opentofu/opentofu internal/backend/remote-state/kubernetes/client.go@116af602750c020637f7f6c260262670c6375371 Get, Unlock, getLockInfo"
+	cfBackendLabels = "internal/state/labels.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BackendLabels, InputsHashAnnotation"
+	cfFixtures      = "internal/state/testdata/fixtures/terraform-relabeled.yaml@d6986f4646de003dbde2b12ec279505307a1b667"
+	cfReaderGo      = "internal/state/reader.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Read (ErrStateInconsistent)"
+	// tofuClient126 is the OpenTofu the replay runs, as the test-bed
+	// built it (its module source, v1.12.6): Get reads the base Secret
+	// by its name.
+	tofuClient126 = "opentofu/opentofu v1.12.6 internal/backend/remote-state/kubernetes/client.go Get"
 )
 
 func cf26(parts ...string) string {
@@ -77,7 +84,24 @@ func backup26(t *testing.T, r object.Ref) {
 	}
 }
 
-// issue26Rows are the rows of issue 26, cases 1 to 5.
+// relabel26 changes r's state Secret tfstate-default-<suffix> as the
+// row needs it (labels, annotations, data), as someone editing it would.
+func relabel26(t *testing.T, r object.Ref, change func(*corev1.Secret)) {
+	t.Helper()
+	ctx := context.Background()
+	name := object.StateSecretName("default", r.Suffix())
+	s, err := admin.Kube.CoreV1().Secrets(r.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(s)
+	if _, err := admin.Kube.CoreV1().Secrets(r.Namespace).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue26Rows are the rows of issue 26, cases 1 to 5, and of its review
+// (review26: 1e, 1f, 6, 7).
 func issue26Rows() []cfRow {
 	var rows []cfRow
 	tc := object.TerraformCluster
@@ -110,7 +134,7 @@ func issue26Rows() []cfRow {
 			backup26(t, *r)
 		}
 		row.note = "a provisioned object whose state Secret is gone: CAPTF holds it (StateLost) and starts only the restore asked for, whose init fails on the lock"
-		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "does not retry a failed restore for the same serial"}
+		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "CAPTF does not retry it for the same serial", "remove the captf.io/restore-state annotation, wait until status.lastRestoredSerial is cleared, and set the annotation again"}
 		row.action = []string{"No Job clears it"}
 		row.replay = noStateInit
 		row.check = noUnlockAdvice(*r)
@@ -188,6 +212,84 @@ func issue26Rows() []cfRow {
 		row.note = "both steps succeed as CAPTF's runner counts success, and the lock stays"
 		row.says = []string{"does not match existing lock", "the runner counts that as success and the lock stays"}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}}
+		rows = append(rows, row)
+	}
+
+	// Review26 F1: state Secrets whose labels are not the map CAPTF
+	// passes the backend (CAPTF ships terraform-relabeled fixtures of
+	// that shape). terraform lists the state with a selector of the
+	// whole map and finds none, so its init locks and fails on the held
+	// lock; OpenTofu reads the base by name and clears it. Nothing the
+	// plugin reads names the image's runtime: captfClears is false.
+	{
+		row, r := stale19("issue26/6 state Secrets labelled for another cluster: terraform's init fails, OpenTofu's clears", "cf26-6", tc,
+			cf26(cfBackendLabels, cfFixtures, cfReaderGo, cfPlan+" Steps", tfState, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { s.Labels[testbed.ClusterNameLabel] = "another-cluster" })
+		}
+		row.note = "CAPTF reads state by suffix and workspace (StateReadable True), the runtime's init by the labels CAPTF passes (terraform) or by name (OpenTofu)"
+		row.says = []string{"whether a Job clears it depends on the runtime", `cluster.x-k8s.io/cluster-name="another-cluster"`, "with a Terraform image, init lists the state with a selector of those labels, finds none", "with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock", "CAPTF records nothing of which runtime its image holds"}
+		row.action = []string{"Whether a Job clears it depends on the runtime in the image"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}, clearedBy: "tofu"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26 F7: a lock ID that begins with "-" is a flag to the
+	// runtime's force-unlock, to which CAPTF passes it bare after -force.
+	{
+		row, r := stale19("issue26/7 a lock ID the runtime takes for a flag", "cf26-7", tc,
+			cf26(cfPlan+" Steps (force-unlock -force <ID>)", cfBookkeeping+" checkLock (the info's ID)"))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		const flagID = "-x-9f1c0c5e"
+		row.leases[0].Spec.HolderIdentity = cfPtr(flagID)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
+		row.lockID = flagID
+		row.note = "Go's flag package reads -x-9f1c0c5e as a flag: force-unlock fails before it reads the state"
+		row.says = []string{`the ID CAPTF passes to force-unlock -force, "-x-9f1c0c5e", begins with "-"`, "fails with an error CAPTF's runner does not accept"}
+		row.action = []string{"It never clears through a Job: unlock it."}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x-9f1c0c5e"}}
+		row.check = noUnlockAdviceOf(*r, func() string { return flagID })
+		rows = append(rows, row)
+	}
+
+	// Review26 F6: StateInconsistent also covers a base Secret without
+	// its tfstate key; both runtimes' Get return no state for it, so the
+	// restore's init locks and fails on the held lock.
+	{
+		row, r := stale19("issue26/1e a base Secret without its tfstate key: the restore's init fails", "cf26-1e", tc,
+			cf26(cfReaderGo, cfRestore+" restoreTarget", tfClient, tofuClient126, tfState, tofuState))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "False", "StateInconsistent")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { delete(s.Data, "tfstate") })
+			backup26(t, *r)
+		}
+		row.note = "CAPTF finds the base without data (StateInconsistent, held) and starts the restore asked for; the runtime reads no state and its init fails on the lock"
+		row.says = []string{"or a base Secret without its tfstate key", "the restore's init fails", "its force-unlock step never runs"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}}
+		rows = append(rows, row)
+	}
+
+	// Review26 F2: StateLost for an immutable kind whose base Secret is
+	// present without the inputs hash. The Secret's metadata tells it
+	// from a missing one: the restore's init reads the state and its
+	// force-unlock clears the lock, with both runtimes. captfClears stays
+	// false because the restore may not start (its backup must exist).
+	{
+		row, r := stale19("issue26/1f StateLost with its state Secret: the restore clears", "cf26-1f", object.TerraformMachine,
+			cf26(cfConditions+" StateLostReason", cfBackendLabels, cfRestore+" restoreTarget", cfPlan+" Steps (restore)", tfClient, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "False", "StateLost")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { delete(s.Annotations, "captf.io/inputs-hash") })
+			backup26(t, *r)
+		}
+		row.note = "StateLost covers a state Secret without captf.io/inputs-hash for an immutable kind: the state exists, the restore's steps clear the lock"
+		row.says = []string{"CAPTF clears it with terraformmachine/web's next Job, if a Job starts"}
+		row.notAction = []string{"No Job clears it"}
+		row.replay = &cfReplay{clearedBy: "terraform tofu"}
 		rows = append(rows, row)
 	}
 

@@ -85,6 +85,12 @@ func TestDocumentedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	syntheticLock(t, gone, "99999999-aaaa-bbbb-cccc-ffffffffffff", "root@captf-c-gone-apply-a1-d72d2a-x7k2p", nil)
+	// A live object whose state CAPTF read: its decision lists its state
+	// Secrets' metadata, which the viewer may not.
+	live := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "live"}
+	seed19(t, live, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &testbed.World{}})
+	syntheticLock(t, live, "99999999-aaaa-bbbb-cccc-111111111111", "root@captf-c-live-apply-a1-d72d2a-x7k2p", nil)
+	const followsCondition = "the verdict follows the object's StateReadable condition alone"
 	reasonOf := func(kc string, obj object.Ref) string {
 		for _, l := range locksJSON(t, kc).Items {
 			if l.Object != nil && l.Object.Name == obj.Name && l.Object.Kind == obj.Kind.Name {
@@ -113,14 +119,20 @@ func TestDocumentedRBAC(t *testing.T) {
 	if res.code != 0 || !strings.Contains(flat(res.out), "Verdict: Stale") || !strings.Contains(flat(res.out), "Unreadable: state Secrets:") {
 		t.Errorf("explain as viewer: exit %d %q\n%s", res.code, res.err, res.out)
 	}
+	// Once, in explain's output (locks says nothing: no warning above).
+	if res := captf(t, kc, "explain", "terraformcluster/live"); res.code != 0 || strings.Count(flat(res.out), followsCondition) != 1 || !strings.Contains(flat(res.out), "Unreadable: state Secrets: its Secrets' metadata could not be listed: Forbidden") {
+		t.Errorf("explain as viewer of a live object whose state Secrets it cannot list: exit %d %q\n%s", res.code, res.err, res.out)
+	}
 	if res := captf(t, kc, "unlock", "terraformcluster/demo", "--confirm"); res.code != 1 || !strings.Contains(res.err, "unlocking needs update on leases") {
 		t.Errorf("unlock as viewer: exit %d %q", res.code, res.err)
 	}
 	assertUnchanged(t, r, before)
 
 	bindClusterRole(t, ns, user, "captf-state-secret-names")
-	if res := captf(t, kc, "explain", "terraformcluster/demo"); res.code != 0 || strings.Contains(res.out, "Unreadable") {
-		t.Errorf("explain with secret names: %s", res.out)
+	for _, obj := range []string{"terraformcluster/demo", "terraformcluster/live"} {
+		if res := captf(t, kc, "explain", obj); res.code != 0 || strings.Contains(res.out, "Unreadable") {
+			t.Errorf("explain %s with secret names: %s", obj, res.out)
+		}
 	}
 	if why := reasonOf(kc, gone); !strings.Contains(why, "it has no state Secret") {
 		t.Errorf("with secret names, the deleting object's state: %q", why)

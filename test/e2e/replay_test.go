@@ -19,6 +19,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,17 +38,25 @@ type cfReplay struct {
 	step string // "init" or "force-unlock"
 	// output is what the step says, one of these texts.
 	output []string
+	// clearedBy names the runtimes ("tofu", "terraform tofu") whose
+	// steps do clear the lock of a row whose captfClears is false for
+	// another reason: the other runtime's steps do not, or CAPTF may not
+	// start the Job; "" for none.
+	clearedBy string
 }
 
 // replayRow is a row's world, taken when the row was asserted.
 type replayRow struct {
 	name, cite string
 	owner      object.Ref
-	lease      *coordinationv1.Lease
-	secrets    []corev1.Secret
-	clears     bool
-	replay     *cfReplay
-	reason     string
+	// cluster is the Cluster CAPTF finds for the owner, whose name it
+	// passes in the backend labels (state.BackendLabels).
+	cluster string
+	lease   *coordinationv1.Lease
+	secrets []corev1.Secret
+	clears  bool
+	replay  *cfReplay
+	reason  string
 }
 
 // captureReplay takes the row's lock Lease and state Secrets when the row
@@ -66,7 +75,11 @@ func captureReplay(t *testing.T, c cfRow, l v1alpha1.Lock) (replayRow, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return replayRow{name: c.name, cite: c.cite, owner: *c.owner, lease: lease, secrets: secrets.Items, clears: l.CAPTFClears, replay: c.replay, reason: l.Reason}, true
+	cluster, err := admin.ClusterName(ctx, *c.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replayRow{name: c.name, cite: c.cite, owner: *c.owner, cluster: cluster, lease: lease, secrets: secrets.Items, clears: l.CAPTFClears, replay: c.replay, reason: l.Reason}, true
 }
 
 // runReplays replays every row with both runtimes, in parallel.
@@ -107,19 +120,10 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 		}
 	}
 	// The backend configuration CAPTF's Job runs with: namespace,
-	// secret_suffix and the labels CAPTF passes (state.BackendLabels),
-	// with the object's cluster as its state Secrets carry it. Observed
-	// here: with another cluster-name label than its state Secret's,
-	// terraform v1.11.4's init finds no state (and fails on the held
-	// lock), while OpenTofu v1.12.6's finds it by name.
-	labels := testbed.OwnerLabels(rp.owner)
-	labels[testbed.ClusterNameLabel] = rp.lease.Labels[testbed.ClusterNameLabel]
-	for _, s := range rp.secrets {
-		if c, ok := s.Labels[testbed.ClusterNameLabel]; ok {
-			labels[testbed.ClusterNameLabel] = c
-		}
-	}
-	labels["clusterctl.cluster.x-k8s.io/move"] = ""
+	// secret_suffix and the labels map CAPTF computes for the object
+	// (state.BackendLabels of its kind, its name and the name of the
+	// Cluster it finds for it), whatever labels its state Secrets carry.
+	labels := testbed.BackendLabels(rp.owner, rp.cluster)
 	dir, err := rt.tool.Workdir(testbed.Backend{Namespace: ns, Suffix: rp.owner.Suffix(), Labels: labels})
 	if err != nil {
 		t.Fatal(err)
@@ -142,16 +146,17 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 		t.Fatal(err)
 	}
 	stillHeld := after.Spec.HolderIdentity != nil
+	clears := rp.clears || slices.Contains(strings.Fields(rp.replay.clearedByOf()), rt.name)
 	switch {
-	case rp.clears && stillHeld:
+	case clears && stillHeld:
 		var names []string
 		for _, s := range rp.secrets {
 			names = append(names, fmt.Sprintf("%s (%d keys)", s.Name, len(s.Data)))
 		}
-		t.Errorf("%s\n  captfClears is true, but %s %s left the lock held by %q\n  %s\n  state Secrets copied: %v\n  init:\n%s\n  force-unlock:\n%s", rp.cite, rt.name, rt.version, *after.Spec.HolderIdentity, ran, names, steps["init"], steps["force-unlock"])
-	case !rp.clears && !stillHeld:
+		t.Errorf("%s\n  captfClears is %v (cleared by %q), but %s %s left the lock held by %q\n  %s\n  state Secrets copied: %v\n  init:\n%s\n  force-unlock:\n%s", rp.cite, rp.clears, rp.replay.clearedByOf(), rt.name, rt.version, *after.Spec.HolderIdentity, ran, names, steps["init"], steps["force-unlock"])
+	case !clears && !stillHeld:
 		t.Errorf("%s\n  captfClears is false (%q), but %s %s cleared the lock\n  %s", rp.cite, rp.reason, rt.name, rt.version, ran)
-	case !rp.clears:
+	case !clears:
 		said := false
 		for _, o := range rp.replay.output {
 			said = said || strings.Contains(steps[rp.replay.step], o)
@@ -163,6 +168,14 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 			t.Errorf("%s\n  %s %s: the steps ran as %s, want them to stop at %s", rp.cite, rt.name, rt.version, ran, rp.replay.step)
 		}
 	}
+}
+
+// clearedByOf is clearedBy, "" for a row without a replay step.
+func (r *cfReplay) clearedByOf() string {
+	if r == nil {
+		return ""
+	}
+	return r.clearedBy
 }
 
 // captfID is the ID CAPTF's Job force-unlocks: the lock info's ID where

@@ -482,18 +482,18 @@ func (cs *Clients) RetainedBy(ctx context.Context, r object.Ref, uid string) err
 	return nil
 }
 
-// ClusterName is the name of the Cluster API Cluster CAPTF finds for r,
-// as it finds it before it labels r's state (BackendLabels): a
-// TerraformCluster's owning Cluster (its ownerReference of kind Cluster),
-// a machine's or pool's cluster.x-k8s.io/cluster-name label; "" when r
-// has none.
+// ClusterName is the name of the Cluster API Cluster CAPTF passes in r's
+// backend labels (internal/controllers/shared/run.go ClusterName at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517): r's
+// cluster.x-k8s.io/cluster-name label, else, for a TerraformCluster, its
+// owning Cluster (its ownerReference of kind Cluster); "" when r has none.
 func (cs *Clients) ClusterName(ctx context.Context, r object.Ref) (string, error) {
 	u, err := cs.Dynamic.Resource(r.Kind.GVR()).Namespace(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
 	}
-	if r.Kind != object.TerraformCluster {
-		return u.GetLabels()[ClusterNameLabel], nil
+	if n := u.GetLabels()[ClusterNameLabel]; n != "" || r.Kind != object.TerraformCluster {
+		return n, nil
 	}
 	for _, o := range u.GetOwnerReferences() {
 		if o.Kind == "Cluster" && strings.HasPrefix(o.APIVersion, "cluster.x-k8s.io/") {

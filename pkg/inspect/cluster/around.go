@@ -24,7 +24,8 @@ import (
 // shows around it: the object (fetched, when the caller already read it,
 // is used as it is), the Events about the object and its holder pod and
 // Job, CAPTF's run lease and the names of the Secrets labelled with the
-// lock's suffix. named is the object the user named, nil for a Lease;
+// lock's suffix (those the decision listed, where it listed the owner's
+// state Secrets). named is the object the user named, nil for a Lease;
 // then the lock's owner is the object. A Lease that does not exist gives
 // a nil snapshot and what surrounds the named object; every other read
 // that fails is a line in Around.Unreadable, never an error.
@@ -67,10 +68,32 @@ func (r *Reader) ReadExplained(ctx context.Context, namespace, lease string, nam
 			a.ObjectEvents, a.RunnerEvents, evErr = r.readEvents(ctx, *ref, runnerNames(res))
 		}()
 	}
-	if suffix != "" {
-		wg.Add(2)
-		go func() { defer wg.Done(); a.RunLease, leaseErr = r.readRunLease(ctx, namespace, suffix) }()
+	// The decision listed the owner's state Secrets already where it
+	// needed them (readSecrets): their names are those, and a list it
+	// could not make is not made again, but said once, with what the
+	// verdict then follows.
+	var listed *inspect.StateRead
+	if snap != nil {
+		if st, ok := snap.States[namespace+"/"+suffix]; ok {
+			listed = &st
+		}
+	}
+	switch {
+	case suffix == "":
+	case listed != nil && listed.Why == "":
+		a.SecretNames = make([]string, 0, len(listed.Secrets))
+		for _, s := range listed.Secrets {
+			a.SecretNames = append(a.SecretNames, s.Name)
+		}
+	case listed != nil:
+		secretsErr = "state Secrets: " + listed.Why + "; whether they exist and how they are labelled is not known, so the verdict follows the object's StateReadable condition alone"
+	default:
+		wg.Add(1)
 		go func() { defer wg.Done(); a.SecretNames, secretsErr = r.readSecretNames(ctx, namespace, suffix) }()
+	}
+	if suffix != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.RunLease, leaseErr = r.readRunLease(ctx, namespace, suffix) }()
 	}
 	wg.Wait()
 	for _, e := range []string{objErr, evErr, leaseErr, secretsErr} {

@@ -402,7 +402,8 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live [
 				mine = append(mine, m)
 			}
 		}
-		states[key] = inspect.StateRead{Presence: jobgate.StateOf(mine, ref.Suffix())}
+		own := jobgate.StateSecrets(mine, ref.Suffix())
+		states[key] = inspect.StateRead{Presence: jobgate.StateOf(own, ref.Suffix()), Secrets: own}
 		if deleting {
 			records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
 		}

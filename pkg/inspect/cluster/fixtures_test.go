@@ -179,8 +179,9 @@ func runnerJob(owner object.Ref, name string, finished bool) *batchv1.Job {
 // stateSecretOf is r's state Secret, as the backend labels it, with data
 // the plugin must never read.
 func stateSecretOf(r object.Ref) *corev1.Secret {
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName(object.DefaultWorkspace, r.Suffix()), Namespace: r.Namespace,
-		Labels: map[string]string{"tfstate": "true", inspect.LabelSecretSuffix: r.Suffix(), inspect.LabelWorkspace: object.DefaultWorkspace}},
+	l := inspect.BackendLabels(r, "owner") // a TerraformCluster's owner in captfObject
+	l["tfstate"], l[inspect.LabelSecretSuffix], l[inspect.LabelWorkspace] = "true", r.Suffix(), object.DefaultWorkspace
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName(object.DefaultWorkspace, r.Suffix()), Namespace: r.Namespace, Labels: l},
 		Data: map[string][]byte{"tfstate": []byte("SECRET-STATE-DATA")}}
 }
 
