@@ -26,6 +26,9 @@ type Owner struct {
 	// Via says what established the owner: "object", "lease labels" or
 	// "holder pod name".
 	Via string
+	// Cluster is the Cluster API Cluster the listed object belongs to
+	// (ClusterOf), "" when it names none or was not listed.
+	Cluster string
 }
 
 // Pod is what was read of the pod a holder host names.
