@@ -61,3 +61,29 @@ func TestRunQuotes(t *testing.T) {
 		t.Errorf("an unprintable argument printed: %+v", a)
 	}
 }
+
+// clusterctl describe cluster carries the kubeconfig and its context in
+// clusterctl's spelling; with a flag clusterctl has no equivalent of, no
+// command is built, and the flags are named.
+func TestDescribeCluster(t *testing.T) {
+	b := Builder{Conn: Conn{Kubeconfig: "/home/ops/.kube/config", Context: "mgmt"}}
+	argv, cannot := b.DescribeCluster("prod", "team-a")
+	want := "clusterctl describe cluster prod -n team-a --show-conditions all --kubeconfig /home/ops/.kube/config --kubeconfig-context mgmt"
+	if strings.Join(argv, " ") != want || cannot != nil {
+		t.Errorf("got %q, %q; want %s", argv, cannot, want)
+	}
+	for _, c := range []struct {
+		conn Conn
+		want string
+	}{
+		{Conn{Context: "mgmt", As: "alice"}, "--as"},
+		{Conn{Server: "https://127.0.0.1:6443"}, "--server"},
+		{Conn{Context: "mgmt", Omitted: []string{"--token"}}, "--token"},
+		{Conn{Context: "mgmt", Cluster: "c", AsGroups: []string{"g"}, Insecure: true}, "--cluster,--insecure-skip-tls-verify,--as-group"},
+	} {
+		argv, cannot := Builder{Conn: c.conn}.DescribeCluster("prod", "team-a")
+		if argv != nil || strings.Join(cannot, ",") != c.want {
+			t.Errorf("%+v: got %q, cannot %q; want no command, cannot %s", c.conn, argv, cannot, c.want)
+		}
+	}
+}
