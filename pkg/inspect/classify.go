@@ -272,7 +272,7 @@ func Classify(f Facts) Decision {
 		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
 		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
-	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, ShortOperation(l.Info.Operation), l.Info.Who), "yes")
+	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, QuotedOperation(l.Info.Operation), l.Info.Who), "yes")
 	if l.HostErr != nil {
 		d.step("Which host does Who name?", l.HostErr.Error(), "none")
 		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
