@@ -46,15 +46,15 @@ var (
 // decode into those fields would: names match exactly, a later
 // duplicate overwrites an earlier one, null leaves a field as it was (a
 // deletionTimestamp: unset), and a value of the wrong type is an error.
-// labels and ownerReferences, small and rarer than the rest, are decoded
-// by that decoder itself, into the values a whole decode would fill, so
-// that a repeated member merges as it would there. item must be valid
-// JSON.
+// Of the labels, only the cluster-name label is kept (clusterLabel);
+// ownerReferences, an array of objects whose repeated members merge
+// element by element, is decoded by that decoder itself, into the value
+// a whole decode would fill. item must be valid JSON.
 func metaOf(item []byte) (m itemMeta, err error) {
-	var labels map[string]string
+	var label string
 	var refs []metav1.OwnerReference
 	defer func() {
-		m.ClusterLabel, m.OwnerCluster = labels[jobgate.ClusterNameLabel], inspect.ClusterOwner(refs)
+		m.ClusterLabel, m.OwnerCluster = label, inspect.ClusterOwner(refs)
 	}()
 	i := skipSpace(item, 0)
 	if bytes.HasPrefix(item[i:], []byte("null")) {
@@ -82,7 +82,7 @@ func metaOf(item []byte) (m itemMeta, err error) {
 				m.UID = types.UID(s)
 				return err
 			case bytes.Equal(key, []byte("labels")):
-				return kjson.UnmarshalCaseSensitivePreserveInts(value, &labels)
+				return clusterLabel(value, &label)
 			case bytes.Equal(key, []byte("ownerReferences")):
 				return kjson.UnmarshalCaseSensitivePreserveInts(value, &refs)
 			case bytes.Equal(key, []byte("deletionTimestamp")):
@@ -98,6 +98,31 @@ func metaOf(item []byte) (m itemMeta, err error) {
 		})
 	})
 	return m, err
+}
+
+// clusterLabel reads a labels object as a decode into a
+// map[string]string would, keeping only the cluster-name label in *v: null
+// empties the map (and *v), a later label of the same name overwrites an
+// earlier one, a null label is "", and a value that is not a string (nor
+// null), or labels that are not an object, are an error.
+func clusterLabel(value []byte, v *string) error {
+	if isNull(value) {
+		*v = ""
+		return nil
+	}
+	if at(value, 0) != '{' {
+		return errors.New("metadata.labels is not a JSON object")
+	}
+	return eachMember(value, 0, func(key, value []byte) error {
+		if !isNull(value) && at(value, 0) != '"' {
+			return errors.New("a label's value is not a string")
+		}
+		if !bytes.Equal(key, []byte(jobgate.ClusterNameLabel)) {
+			return nil
+		}
+		*v = ""
+		return stringValue(value, v)
+	})
 }
 
 // eachMember calls fn with each member of the object at b[i], its name
