@@ -183,3 +183,41 @@ func (b Builder) Finish(advice []v1alpha1.Advice) []v1alpha1.Advice {
 	}
 	return append(advice, Note("the commands above leave out "+strings.Join(b.Conn.Omitted, ", ")+": a credential is never printed, so give it yourself"))
 }
+
+// DescribeCluster is `clusterctl describe cluster <name> -n <namespace>
+// --show-conditions all`, the look at a Cluster API Cluster an operator
+// takes next, bound to this run's cluster: clusterctl takes the
+// kubeconfig and its context as --kubeconfig and --kubeconfig-context,
+// and no other connection flag (sigs.k8s.io/cluster-api
+// cmd/clusterctl/cmd/describe_cluster.go at
+// 0ca8d561e973418b5f228de1448be378c8d98954). cannot names the flags of
+// this run it cannot carry; the command is nil then, for pasted without
+// them it would read another cluster, or as another user.
+func (b Builder) DescribeCluster(name, namespace string) (argv, cannot []string) {
+	c := b.Conn
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--cluster", c.Cluster != ""}, {"--user", c.User != ""}, {"--server", c.Server != ""},
+		{"--tls-server-name", c.TLSServerName != ""}, {"--certificate-authority", c.CertificateAuthority != ""},
+		{"--client-certificate", c.ClientCertificate != ""}, {"--client-key", c.ClientKey != ""},
+		{"--insecure-skip-tls-verify", c.Insecure}, {"--as", c.As != ""}, {"--as-group", len(c.AsGroups) > 0}, {"--as-uid", c.AsUID != ""},
+		{"--as-user-extra", len(c.AsUserExtra) > 0}, {"--proxy-url", c.ProxyURL != ""},
+	} {
+		if f.set {
+			cannot = append(cannot, f.flag)
+		}
+	}
+	if cannot = append(cannot, c.Omitted...); len(cannot) > 0 {
+		return nil, cannot
+	}
+	argv = []string{"clusterctl", "describe", "cluster", name, "-n", namespace, "--show-conditions", "all"}
+	if c.Kubeconfig != "" {
+		argv = append(argv, "--kubeconfig", c.Kubeconfig)
+	}
+	if c.Context != "" {
+		argv = append(argv, "--kubeconfig-context", c.Context)
+	}
+	return argv, nil
+}

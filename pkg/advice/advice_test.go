@@ -61,3 +61,56 @@ func TestRunQuotes(t *testing.T) {
 		t.Errorf("an unprintable argument printed: %+v", a)
 	}
 }
+
+// clusterctl describe cluster carries the kubeconfig and its context in
+// clusterctl's spelling; with a flag clusterctl has no equivalent of, no
+// command is built, and the flags are named.
+func TestDescribeCluster(t *testing.T) {
+	b := Builder{Conn: Conn{Kubeconfig: "/home/ops/.kube/config", Context: "mgmt"}}
+	argv, cannot := b.DescribeCluster("prod", "team-a")
+	want := "clusterctl describe cluster prod -n team-a --show-conditions all --kubeconfig /home/ops/.kube/config --kubeconfig-context mgmt"
+	if strings.Join(argv, " ") != want || cannot != nil {
+		t.Errorf("got %q, %q; want %s", argv, cannot, want)
+	}
+	for _, c := range []struct {
+		conn Conn
+		want string
+	}{
+		{Conn{Context: "mgmt", As: "alice"}, "--as"},
+		{Conn{Server: "https://127.0.0.1:6443"}, "--server"},
+		{Conn{Context: "mgmt", Omitted: []string{"--token"}}, "--token"},
+		{Conn{Context: "mgmt", Cluster: "c", AsGroups: []string{"g"}, Insecure: true}, "--cluster,--insecure-skip-tls-verify,--as-group"},
+	} {
+		argv, cannot := Builder{Conn: c.conn}.DescribeCluster("prod", "team-a")
+		if argv != nil || strings.Join(cannot, ",") != c.want {
+			t.Errorf("%+v: got %q, cannot %q; want no command, cannot %s", c.conn, argv, cannot, c.want)
+		}
+	}
+}
+
+// Every connection flag of a run that clusterctl cannot take stops its
+// command: a field of Conn added later and not handled fails here.
+func TestDescribeClusterNamesEveryFlagItCannotCarry(t *testing.T) {
+	typ := reflect.TypeOf(Conn{})
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		if f.Name == "Kubeconfig" || f.Name == "Context" {
+			continue
+		}
+		var c Conn
+		v := reflect.ValueOf(&c).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]string{"x"}))
+		default:
+			t.Fatalf("Conn.%s is a %s", f.Name, v.Kind())
+		}
+		if argv, cannot := (Builder{Conn: c}).DescribeCluster("c", "ns"); argv != nil || len(cannot) == 0 {
+			t.Errorf("Conn.%s set: clusterctl command %q, flags named %q", f.Name, argv, cannot)
+		}
+	}
+}

@@ -114,7 +114,7 @@ func (o *LocksOptions) scanContext(ctx context.Context, name string, several boo
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := inspect.Decide(snap)
+	rep := inspect.Decide(snap).OfCluster(o.CAPICluster)
 	var items []v1alpha1.Lock
 	for _, r := range rep.Results {
 		l := r.Lock()

@@ -149,6 +149,10 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	}
 	field := func(label, text string) { writeWrapped(w, fmt.Sprintf("%-10s", label+":"), text) }
 	field("Object", escape.Text(obj+" in namespace "+x.Namespace))
+	if x.Cluster != "" {
+		// Only when the object names one: the screen is kept for the lock.
+		field("Cluster", escape.Text(x.Cluster))
+	}
 	field("Lock", escape.Text("lease/"+x.Name))
 	if x.Lock != nil {
 		holder := x.Lock.Who

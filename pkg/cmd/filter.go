@@ -153,7 +153,10 @@ func (v *watchView) initial(locks []v1alpha1.Lock) []v1alpha1.Lock {
 
 // change returns the event to print for a changed (or deleted) lock, and
 // the lock to print with it; ok is false when nothing is printed.
-func (v *watchView) change(l v1alpha1.Lock, deleted bool) (event string, out v1alpha1.Lock, ok bool) {
+// inCluster is whether the deciding layer keeps it for --capi-cluster
+// (inspect.Result.InCluster): outside, it is filtered out as a verdict
+// outside --verdict is.
+func (v *watchView) change(l v1alpha1.Lock, deleted, inCluster bool) (event string, out v1alpha1.Lock, ok bool) {
 	k := lockKey(&l)
 	prev, shown := v.shown[k]
 	switch {
@@ -162,10 +165,10 @@ func (v *watchView) change(l v1alpha1.Lock, deleted bool) (event string, out v1a
 		return eventDeleted, l, true
 	case deleted:
 		return "", l, false
-	case v.filter.keep(&l) && shown:
+	case inCluster && v.filter.keep(&l) && shown:
 		v.shown[k] = l
 		return eventModified, l, true
-	case v.filter.keep(&l):
+	case inCluster && v.filter.keep(&l):
 		v.shown[k] = l
 		return eventAdded, l, true
 	case shown:

@@ -33,6 +33,9 @@ const locksExample = `  # Every CAPTF state lock in the current namespace, with 
   # The oldest lock first
   kubectl captf locks -A --sort-by=.lock.created
 
+  # The locks of Cluster API Cluster prod, in namespace team-a
+  kubectl captf locks -n team-a --capi-cluster prod
+
   # For cron or CI: the Stale, Foreign and Unknown locks held for over 30 minutes;
   # exit 4 if there are any, 0 if there are none
   kubectl captf locks -A --verdict Stale,Foreign,Unknown --older-than 30m --exit-code`
@@ -61,6 +64,9 @@ type LocksOptions struct {
 	OlderThan time.Duration
 	// ExitCode exits with ExitFound when any lock is listed (--exit-code).
 	ExitCode bool
+	// CAPICluster keeps only the locks of this Cluster API Cluster
+	// (--capi-cluster), in each namespace read.
+	CAPICluster string
 
 	namespace string
 	// contextGiven: --context was given, which names one cluster.
@@ -112,6 +118,16 @@ On some deletions CAPTF deletes the lock Lease itself, whoever holds it
 destroy or of an object without state): -o wide's reason and the JSON field
 captfDeletesLease say when.
 
+--capi-cluster NAME keeps the locks of Cluster API Cluster NAME: those whose
+object belongs to it, as CAPTF finds an object's Cluster (a TerraformCluster's
+owner reference to the Cluster, a machine's or pool's
+cluster.x-k8s.io/cluster-name label; -o wide's CLUSTER column). A Cluster is
+namespaced: with -n (or the context's namespace) it is the Cluster NAME there;
+with -A the Clusters named NAME in every namespace; with --contexts or
+--all-contexts those of each context. A name no object has lists nothing, as
+an unmatched selector does. A lock whose object is gone belongs to no Cluster:
+-l cluster.x-k8s.io/cluster-name=NAME selects on the Lease's own label instead.
+
 --older-than keeps only the held locks whose lock info says they were created
 longer ago than the duration. A held lock whose creation time cannot be read
 (no or unparseable lock info), or is more than 5 minutes ahead of this
@@ -161,6 +177,7 @@ is not all clear then.`,
 	fl.StringSliceVar(&o.Verdicts, "verdict", nil, "Keep only the locks of these verdicts (comma-separated or repeated): "+strings.Join(verdictNames(), ", ")+".")
 	fl.StringVar(&o.SortBy, "sort-by", "", "Sort the locks by this JSONPath over a LockList item, as kubectl get --sort-by does (e.g. '.lock.created' for the oldest lock first, '.metadata.name', '.verdict'). With --watch, only the first list is sorted.")
 	fl.DurationVar(&o.OlderThan, "older-than", 0, "Keep only the held locks created longer ago than this Go duration (e.g. 30m, 2h), by their lock info's created time. A held lock whose created time cannot be read, or is over 5m ahead of this clock, is kept; Unlocked locks are left out. Not with --watch.")
+	fl.StringVar(&o.CAPICluster, "capi-cluster", "", "Keep only the locks of the objects of this Cluster API Cluster (the CLUSTER of -o wide), in the namespaces read: -n's, or every one with -A. Not kubectl's --cluster, which names a kubeconfig cluster.")
 	fl.BoolVar(&o.ExitCode, "exit-code", false, fmt.Sprintf("Exit with code %d when at least one lock is listed, 0 when none is (for cron and CI; 1 stays an error). Not with --watch.", ExitFound))
 	_ = cmd.RegisterFlagCompletionFunc("verdict", completeValues(verdictNames()...))
 	_ = cmd.RegisterFlagCompletionFunc("sort-by", completeValues(".lock.created", ".metadata.name", ".metadata.namespace", ".verdict", ".object.name", ".lock.who"))
@@ -251,6 +268,9 @@ func (o *LocksOptions) Validate() error {
 	if o.sorter, err = newLockSorter(o.SortBy); err != nil {
 		return err
 	}
+	if o.CAPICluster != "" && !inspect.ValidName(o.CAPICluster) {
+		return fmt.Errorf("--capi-cluster %q is not a Cluster's name: give the name of a Cluster API Cluster, as -o wide's CLUSTER column shows it", o.CAPICluster)
+	}
 	return o.table.validate()
 }
 
@@ -269,7 +289,7 @@ func (o *LocksOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rep := inspect.Decide(snap)
+		rep := inspect.Decide(snap).OfCluster(o.CAPICluster)
 		warn(o.ErrOut, "", rep.Warnings)
 		list.Items = make([]v1alpha1.Lock, 0, len(rep.Results))
 		for _, r := range rep.Results {

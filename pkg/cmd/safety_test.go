@@ -112,7 +112,12 @@ func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	for _, a := range x.Advice {
-		if len(a.Argv) > 0 && !strings.Contains(strings.Join(a.Argv, " "), " --context test ") {
+		context := " --context test "
+		if len(a.Argv) > 0 && a.Argv[0] == "clusterctl" {
+			// clusterctl's flag for it (advice.DescribeCluster).
+			context = " --kubeconfig-context test"
+		}
+		if len(a.Argv) > 0 && !strings.Contains(strings.Join(a.Argv, " ")+" ", context) {
 			t.Errorf("%q does not name the context the run resolved", a.Argv)
 		}
 	}

@@ -133,7 +133,7 @@ func (p *tablePrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 func header(o tableOptions) []string {
 	h := []string{"OBJECT", "VERDICT", "HOLDER", "OPERATION", "AGE"}
 	if o.wide {
-		h = append(h, "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "RUNNER END", "REASON")
+		h = append(h, "CLUSTER", "LOCK ID", "LEASE", "VERSION", "ACTIVE JOB", "RUNNER END", "REASON")
 	}
 	return prefixed(h, o, "NAMESPACE", "CONTEXT", "EVENT")
 }
@@ -198,7 +198,7 @@ const columnGap = "   "
 func failedContextRow(f v1alpha1.ContextError, o tableOptions) []string {
 	cells := []string{"<error>", "<none>", "<none>", "<none>", "<none>"}
 	if o.wide {
-		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", f.Error)
+		cells = append(cells, "<none>", "<none>", "<none>", "<none>", "<none>", "<none>", f.Error)
 	}
 	return bounded(prefixed(cells, o, "<none>", f.Context, "<none>"), o)
 }
@@ -231,7 +231,7 @@ func row(l v1alpha1.Lock, event string, o tableOptions, now time.Time) []string 
 		if l.Holder != nil && l.Holder.Death != nil {
 			death = l.Holder.Death.Summary
 		}
-		cells = append(cells, none(id), l.Name, none(version), none(activeJob), none(death), l.Reason)
+		cells = append(cells, none(l.Cluster), none(id), l.Name, none(version), none(activeJob), none(death), l.Reason)
 	}
 	cells = bounded(prefixed(cells, o, l.Namespace, l.Context, event), o)
 	if c, ok := verdictColors[l.Verdict]; ok && o.color {
@@ -261,8 +261,9 @@ const (
 	// nameWidth bounds the names the API bounds, which must stay whole to
 	// be copied into a command: a Kubernetes name has at most 253
 	// characters, a namespace 63, and an object cell adds its kind
-	// ("terraformmachinepool/", 21 more). A kubeconfig context name,
-	// which no API bounds, is cut at the same width.
+	// ("terraformmachinepool/", 21 more). A Cluster API Cluster's name
+	// (CLUSTER), to be given to --capi-cluster, is one too. A kubeconfig
+	// context name, which no API bounds, is cut at the same width.
 	nameWidth = 300
 	// textWidth bounds what a holder writes into the lock info and the
 	// short values beside it (HOLDER, OPERATION, LOCK ID, VERSION, ACTIVE
@@ -283,6 +284,7 @@ var columnWidths = map[string]int{
 	"CONTEXT":    nameWidth,
 	"NAMESPACE":  nameWidth,
 	"OBJECT":     nameWidth,
+	"CLUSTER":    nameWidth,
 	"LEASE":      nameWidth,
 	"HOLDER":     textWidth,
 	"OPERATION":  textWidth,

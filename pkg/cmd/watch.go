@@ -24,11 +24,13 @@ const (
 // metav1.WatchEvent through the same printer. --sort-by orders the first
 // list only; changes follow as they arrive. With --verdict, a lock whose
 // verdict leaves the filter is a DELETED event (see watchView), and one
-// that enters it is ADDED.
+// that enters it is ADDED; with --capi-cluster, the same for a lock whose
+// object leaves or joins the Cluster.
 func (o *LocksOptions) runWatch(ctx context.Context) error {
 	view := newWatchView(o.filter)
 	initial := func(rep *inspect.Report) error {
 		warn(o.ErrOut, "", rep.Warnings)
+		rep = rep.OfCluster(o.CAPICluster)
 		list := v1alpha1.NewLockList()
 		for _, r := range rep.Results {
 			list.Items = append(list.Items, r.Lock())
@@ -48,7 +50,7 @@ func (o *LocksOptions) runWatch(ctx context.Context) error {
 		return nil
 	}
 	changed := func(c inspect.Change) error {
-		event, l, ok := view.change(c.Result.Lock(), c.Deleted)
+		event, l, ok := view.change(c.Result.Lock(), c.Deleted, c.Result.InCluster(o.CAPICluster))
 		if !ok {
 			return nil
 		}

@@ -6,6 +6,7 @@ package explain
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +51,7 @@ func (e *Explainer) Explain(t Target, snap *inspect.Snapshot, around inspect.Aro
 		res, _ := inspect.DecideLock(snap, t.Namespace, t.Lease)
 		r, warnings = &res, snap.Warnings
 		l := r.Lock()
-		x.ObjectMeta, x.Object, x.Lock, x.Holder = l.ObjectMeta, l.Object, l.Lock, l.Holder
+		x.ObjectMeta, x.Object, x.Cluster, x.Lock, x.Holder = l.ObjectMeta, l.Object, l.Cluster, l.Lock, l.Holder
 		x.Verdict, x.Reason, x.CAPTFClears, x.CAPTFDeletesLease = l.Verdict, l.Reason, l.CAPTFClears, l.CAPTFDeletesLease
 		if j := r.ActiveJob; j != nil {
 			start := j.StartTime
@@ -77,6 +78,9 @@ func (e *Explainer) Explain(t Target, snap *inspect.Snapshot, around inspect.Aro
 		// Clearing a Lease does not make CAPTF reconcile; the command that
 		// does is advice like any other.
 		x.Advice = append(x.Advice, advice.Run("the condition of the object is out of date until CAPTF reconciles it. To trigger that now:", e.Advice.Reconcile(ref.String(), ref.Namespace, e.now())))
+	}
+	if x.Cluster != "" {
+		x.Advice = append(x.Advice, e.describeCluster(x.Cluster, t.Namespace))
 	}
 	x.Advice = e.Advice.Finish(x.Advice)
 	return x, warnings
@@ -145,6 +149,18 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		return append(out, advice.Run("", b.Unlock(t.Arg, ns, withID, true, false)))
 	}
 	return append(out, advice.Run(careful, b.Unlock(t.Arg, ns, withID, true, false)))
+}
+
+// describeCluster is the look at the lock's Cluster API Cluster: the
+// clusterctl command, or, when this run's connection flags include one
+// clusterctl cannot take, a note that says which, rather than a command
+// that would read another cluster or as another user.
+func (e *Explainer) describeCluster(name, namespace string) v1alpha1.Advice {
+	argv, cannot := e.Advice.DescribeCluster(name, namespace)
+	if argv == nil {
+		return advice.Note("clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given " + strings.Join(cannot, ", ") + " as this run was: run it against the same cluster and user yourself")
+	}
+	return advice.Run("to see the Cluster this lock blocks, and its conditions, with clusterctl:", argv)
 }
 
 func (e *Explainer) now() time.Time {

@@ -71,6 +71,9 @@ func step(s v1alpha1.Step) string { return s.Check + " | " + s.Observed + " | " 
 // lock and of context, including what could not be read.
 func TestExplainOnFakes(t *testing.T) {
 	clears := []string{"# nothing is required, the next Job of the object clears it. To clear it now:", "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm"}
+	// describeDemo is the look at demo's Cluster API Cluster (its owner
+	// reference names Cluster demo), the last advice of each of its locks.
+	describeDemo := []string{"# to see the Cluster this lock blocks, and its conditions, with clusterctl:", "clusterctl describe cluster demo -n default --show-conditions all"}
 	noJob := "Is a Job of the object active? | no active runner Job | the controller checks the lock"
 	leaseYes := "Does the Lease exist? | lease/" + lockName + " | yes"
 	held := heldBy("root@" + runPod)
@@ -153,8 +156,11 @@ func TestExplainOnFakes(t *testing.T) {
 				"Does the holder pod exist? | pod " + runPod + " is not found | gone: stale",
 			},
 			action: "The next Job it creates for terraformcluster/demo, for any op, runs init and then force-unlock -force " + holderID + " first;",
-			advice: clears,
+			advice: append(clears, describeDemo...),
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
+				if x.Cluster != "demo" {
+					t.Errorf("cluster %q, want demo", x.Cluster)
+				}
 				if !x.CAPTFClears || x.Holder == nil || x.Holder.Pod != runPod || x.Lock == nil || x.Lock.ID != holderID || x.Disagreement != "" {
 					t.Errorf("clears %v, holder %+v, lock %+v, disagreement %q", x.CAPTFClears, x.Holder, x.Lock, x.Disagreement)
 				}
@@ -164,7 +170,7 @@ func TestExplainOnFakes(t *testing.T) {
 			name: "named by its Lease only", typed: []runtime.Object{held}, captf: []*unstructured.Unstructured{captfObject(nil)},
 			target:  func(t *Target) { t.Object, t.Arg = nil, "lease/"+lockName },
 			verdict: v1alpha1.Stale, action: "The next Job it creates for terraformcluster/demo",
-			advice: []string{clears[0], "kubectl captf unlock lease/" + lockName + " -n default --id '" + holderID + "' --confirm"},
+			advice: append([]string{clears[0], "kubectl captf unlock lease/" + lockName + " -n default --id '" + holderID + "' --confirm"}, describeDemo...),
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if o := x.Object; o == nil || o.Name != "demo" || o.Exists == nil || !*o.Exists {
 					t.Errorf("the owner is taken from the lock: %+v", o)
@@ -211,7 +217,7 @@ func TestExplainOnFakes(t *testing.T) {
 				if j := x.Context.ActiveJob; j == nil || j.From != "jobs" || j.Operation != "apply" || j.Attempt != 2 || !j.StartTime.Equal(now.Add(-time.Minute)) {
 					t.Errorf("active Job %+v", j)
 				}
-				if l := lines(x.Advice); len(l) != 5 || l[1] != "kubectl logs -n default "+runPod {
+				if l := lines(x.Advice); len(l) != 7 || l[1] != "kubectl logs -n default "+runPod || l[6] != describeDemo[1] {
 					t.Errorf("advice %q", l)
 				}
 			},
@@ -331,6 +337,7 @@ func TestExplainOnFakes(t *testing.T) {
 			advice: []string{
 				"# the condition of the object is out of date until CAPTF reconciles it. To trigger that now:",
 				"kubectl annotate terraformcluster/demo -n default '" + advice.ReconcileAnnotation + "=2026-12-01T10:00:00Z' --overwrite",
+				describeDemo[0], describeDemo[1],
 			},
 			check: func(t *testing.T, x *v1alpha1.Explanation, _ []string) {
 				if !strings.HasPrefix(x.Disagreement, "The object's condition says StateLocked, but the lock is free now") {

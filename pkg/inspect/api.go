@@ -31,6 +31,7 @@ func (r Result) Lock() v1alpha1.Lock {
 	out.SetTypeMeta()
 	if o := f.Owner; o != nil {
 		out.Object = &v1alpha1.ObjectRef{Kind: o.Ref.Kind.Name, Name: o.Ref.Name, Exists: o.Exists}
+		out.Cluster = o.Cluster
 	}
 	if !l.Held {
 		return out

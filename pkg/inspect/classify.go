@@ -26,6 +26,9 @@ type Owner struct {
 	// Via says what established the owner: "object", "lease labels" or
 	// "holder pod name".
 	Via string
+	// Cluster is the Cluster API Cluster the listed object belongs to
+	// (ClusterOf), "" when it names none or was not listed.
+	Cluster string
 }
 
 // Pod is what was read of the pod a holder host names.
@@ -279,7 +282,7 @@ func Classify(f Facts) Decision {
 		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
 		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
-	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, ShortOperation(l.Info.Operation), l.Info.Who), "yes")
+	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, QuotedOperation(l.Info.Operation), l.Info.Who), "yes")
 	if l.HostErr != nil {
 		d.step("Which host does Who name?", l.HostErr.Error(), "none")
 		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))

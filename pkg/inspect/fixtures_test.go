@@ -226,7 +226,8 @@ func (c *cluster) snapshot(s Scope, single *coordinationv1.Lease) *Snapshot {
 		if !kl.Served || kl.Err != nil || (s.Namespace != "" && ref.Namespace != s.Namespace) {
 			continue
 		}
-		kl.Objects[ref] = ObjectMeta{UID: u.GetUID(), Deleting: u.GetDeletionTimestamp() != nil}
+		kl.Objects[ref] = ObjectMeta{UID: u.GetUID(), Deleting: u.GetDeletionTimestamp() != nil,
+			ClusterLabel: u.GetLabels()[jobgate.ClusterNameLabel], OwnerCluster: ClusterOwner(u.GetOwnerReferences())}
 		if h, owns := held[ref.Namespace+"/"+ref.Suffix()]; owns && KeepInFull(h, u.GetDeletionTimestamp() != nil) && !c.gatesUnread {
 			snap.Objects[ref] = u
 			key, mine := ref.Namespace+"/"+ref.Suffix(), secrets[ref.Namespace]

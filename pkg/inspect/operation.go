@@ -1,5 +1,7 @@
 package inspect
 
+import "strconv"
+
 // shortOperations are the runtimes' operation types, as a reader says them.
 var shortOperations = map[string]string{
 	"OperationTypeApply":   "apply",
@@ -9,7 +11,7 @@ var shortOperations = map[string]string{
 }
 
 // ShortOperation is a lock's operation as every human output says it
-// (the table, explain, unlock's report): "apply" for OperationTypeApply,
+// (the table, explain's Holder line; QuotedOperation where Who is quoted): "apply" for OperationTypeApply,
 // the runtimes' other types likewise, any other value (init, state-rm,
 // ...) as it is. JSON and YAML keep the lock info's own value.
 func ShortOperation(op string) string {
@@ -17,4 +19,18 @@ func ShortOperation(op string) string {
 		return s
 	}
 	return op
+}
+
+// QuotedOperation is ShortOperation for a sentence that quotes the other
+// holder-written fields beside it (unlock's Holder line, explain's lock
+// info step: Who and the lock ID are Go-quoted there): a known type
+// short, any other value Go-quoted as they are, so that a holder cannot
+// write one that passes for the plugin's words (`apply, lock ID "…"`
+// would fake the rest of the line) or for a known type (a literal
+// "apply" shows quoted).
+func QuotedOperation(op string) string {
+	if s, ok := shortOperations[op]; ok {
+		return s
+	}
+	return strconv.Quote(op)
 }

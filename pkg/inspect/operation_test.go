@@ -13,3 +13,14 @@ func TestShortOperation(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotedOperation(t *testing.T) {
+	for in, want := range map[string]string{
+		"OperationTypeApply": "apply", "OperationTypeRefresh": "refresh", "state-rm": `"state-rm"`, "apply": `"apply"`,
+		`apply, lock ID "x"`: `"apply, lock ID \"x\""`, "": `""`,
+	} {
+		if got := QuotedOperation(in); got != want {
+			t.Errorf("QuotedOperation(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

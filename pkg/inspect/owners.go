@@ -47,7 +47,7 @@ func (o *owners) resolve(l Lease) (*Owner, string, []string) {
 	if r, ok := o.bySuffix[ns+"/"+l.Suffix]; ok {
 		yes := true
 		m := o.kinds[r.Kind.Name].Objects[r]
-		return &Owner{Ref: r, UID: m.UID, Exists: &yes, Deleting: m.Deleting, Via: "object"}, "", warnings
+		return &Owner{Ref: r, UID: m.UID, Exists: &yes, Deleting: m.Deleting, Via: "object", Cluster: ClusterOf(r.Kind, m)}, "", warnings
 	}
 	if labelledOK && labelRef.Suffix() == l.Suffix && ValidName(labelRef.Name) {
 		return &Owner{Ref: labelRef, Exists: o.exists(labelRef), Via: "lease labels"}, "", warnings

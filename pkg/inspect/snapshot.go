@@ -75,6 +75,10 @@ type ObjectMeta struct {
 	UID types.UID
 	// Deleting is true when the object has a deletionTimestamp.
 	Deleting bool
+	// ClusterLabel is the object's cluster.x-k8s.io/cluster-name label,
+	// and OwnerCluster the name of its first owner reference to a Cluster
+	// API Cluster (ClusterOwner): what ClusterOf names its Cluster by.
+	ClusterLabel, OwnerCluster string
 }
 
 // NewKindList is an empty, served list of k.

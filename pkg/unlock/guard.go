@@ -72,7 +72,7 @@ func Holder(l inspect.Lease, now time.Time) string {
 	if l.Info == nil {
 		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", l.UnlockID())
 	}
-	s := fmt.Sprintf("%q (%s", l.Info.Who, inspect.ShortOperation(l.Info.Operation))
+	s := fmt.Sprintf("%q (%s", l.Info.Who, inspect.QuotedOperation(l.Info.Operation))
 	if !l.Info.Created.IsZero() {
 		s += ", for " + duration.HumanDuration(now.Sub(l.Info.Created))
 	}

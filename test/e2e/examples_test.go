@@ -205,6 +205,10 @@ func TestHelpExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := mk(t, object.TerraformMachine, "team-a", "db", map[string]any{})
+	// db's Machine is of Cluster API Cluster prod, as its label says.
+	if err := cs.PatchObject(ctx, db, map[string]any{"metadata": map[string]any{"labels": map[string]any{testbed.ClusterNameLabel: "prod"}}}); err != nil {
+		t.Fatal(err)
+	}
 	lock(db, "9d0e1f2a-3b4c-4d5e-8f6a-7b8c9d0e1f2a", "bob@desk", 10*time.Minute)
 	edgeJob := runner.JobName(object.TerraformCluster, "edge", "refresh", 1, "9f8e7d")
 	edge := mk(t, object.TerraformCluster, "team-a", "edge", map[string]any{
@@ -320,6 +324,12 @@ func TestHelpExamples(t *testing.T) {
 			want := map[string]string{obj(demo): "Stale", obj(web1): "Foreign", obj(web2): "Stale"}
 			if !maps.Equal(got, want) || slices.Contains(header, "NAMESPACE") {
 				t.Errorf("in namespace infra: %v, want %v", got, want)
+			}
+		}},
+		"kubectl captf locks -n team-a --capi-cluster prod": {check: func(t *testing.T, res result) {
+			_, rows := tableRows(t, res.out)
+			if len(rows) != 1 || rows[0]["OBJECT"] != obj(db) {
+				t.Errorf("the locks of Cluster prod in team-a: %v, want only %s's", rows, obj(db))
 			}
 		}},
 		"kubectl captf locks -A -o wide": {check: func(t *testing.T, res result) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
 func explainJSON(t *testing.T, args ...string) *v1alpha1.Explanation {
@@ -98,7 +99,10 @@ func TestExplainStaleRealLock(t *testing.T) {
 	if !strings.Contains(x.ControllerAction, "force-unlock -force "+staleID) || !strings.Contains(x.ControllerAction, "is active") {
 		t.Errorf("controller action %q", x.ControllerAction)
 	}
-	if got := adviceText(x.Advice); got != "# nothing is required, the next Job of the object clears it. To clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --id '"+staleID+"' --confirm" {
+	// Last, the look at its Cluster API Cluster (its world's).
+	cluster := testbed.World{}.ClusterOf(object.Ref{Kind: object.TerraformCluster, Namespace: verdictsNS, Name: "stale-gone"})
+	if got := adviceText(x.Advice); !strings.HasPrefix(got, "# nothing is required, the next Job of the object clears it. To clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --id '"+staleID+"' --confirm\n"+
+		"# to see the Cluster this lock blocks, and its conditions, with clusterctl:\nclusterctl describe cluster "+cluster+" -n verdicts --show-conditions all --kubeconfig ") || strings.Count(got, "\n") != 3 {
 		t.Errorf("advice %q", got)
 	}
 	if x.Context.RunLease == nil || x.Context.RunLease.Holder != "captf-c-stale-gone-refresh-a1-0f0f0f" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
 // rowOf returns the table line of an object, split into columns at kubectl's
@@ -72,19 +73,20 @@ func TestLocksWide(t *testing.T) {
 	seedVerdicts(t)
 	res := captf(t, kubeconfigIn(t, verdictsNS), "locks", "-o", "wide")
 	header := regexp.MustCompile(` {3,}`).Split(strings.SplitN(res.out, "\n", 2)[0], -1)
-	if strings.Join(header, ",") != "OBJECT,VERDICT,HOLDER,OPERATION,AGE,LOCK ID,LEASE,VERSION,ACTIVE JOB,RUNNER END,REASON" {
+	if strings.Join(header, ",") != "OBJECT,VERDICT,HOLDER,OPERATION,AGE,CLUSTER,LOCK ID,LEASE,VERSION,ACTIVE JOB,RUNNER END,REASON" {
 		t.Fatalf("header %q", header)
 	}
 	r := object.Ref{Kind: object.TerraformCluster, Namespace: verdictsNS, Name: "stale-gone"}
 	got := rowOf(t, res.out, "terraformcluster/stale-gone")
-	want := []string{staleID, object.LockLeaseName("default", r.Suffix()), "1.11.4", "captf-c-stale-gone-refresh-a1-0f0f0f"}
+	// CLUSTER: the Cluster its owner reference names (its world's).
+	want := []string{testbed.World{}.ClusterOf(r), staleID, object.LockLeaseName("default", r.Suffix()), "1.11.4", "captf-c-stale-gone-refresh-a1-0f0f0f"}
 	// The stale-gone runner's pod and Job are both gone: no record left.
-	if strings.Join(got[5:9], ",") != strings.Join(want, ",") || got[9] != "pod and Job pruned; no record left" ||
-		!strings.HasPrefix(got[10], "holder pod captf-c-stale-gone-apply-a1-d72d2a-x7k2p no longer exists") {
+	if strings.Join(got[5:10], ",") != strings.Join(want, ",") || got[10] != "pod and Job pruned; no record left" ||
+		!strings.HasPrefix(got[11], "holder pod captf-c-stale-gone-apply-a1-d72d2a-x7k2p no longer exists") {
 		t.Errorf("wide row %q", got)
 	}
 	// A mismatched info ID is shown beside holderIdentity.
-	if got := rowOf(t, res.out, "terraformcluster/id-mismatch"); !strings.Contains(got[5], "(info 00000000-1111-2222-3333-444444444444)") {
+	if got := rowOf(t, res.out, "terraformcluster/id-mismatch"); !strings.Contains(got[6], "(info 00000000-1111-2222-3333-444444444444)") {
 		t.Errorf("id-mismatch row %q", got)
 	}
 }

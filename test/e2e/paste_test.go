@@ -33,7 +33,8 @@ const previousCommand = "true prev-command"
 
 // pasteInto types line into an interactive shell under a pseudo-terminal
 // (script, from util-linux), after previousCommand, in a directory of its
-// own whose fake kubectl records its argv. It returns that argv (nil when
+// own whose fake kubectl records its argv (and fake clusterctl its name
+// and argv). It returns that argv (nil when
 // kubectl did not run) and the directory, where a file "pwned" is the sign
 // that the line ran something else. kubectl, when not empty, is run by the
 // fake for `kubectl captf ...` with the argv after "captf".
@@ -46,6 +47,12 @@ func pasteInto(t *testing.T, command, line, plugin string, env ...string) ([]str
 		fake += "[ \"$1\" = captf ] && shift && exec " + plugin + " \"$@\"\n"
 	}
 	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// clusterctl's fake records its own name first, so that its argv is
+	// told from kubectl's.
+	clusterctl := "#!/bin/sh\nfor a in clusterctl \"$@\"; do printf '%s\\0' \"$a\"; done > " + rec + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "clusterctl"), []byte(clusterctl), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// An empty .zshrc: zsh's first-run menu otherwise takes the input.

@@ -19,12 +19,15 @@ type Explanation struct {
 	// not exist).
 	metav1.ObjectMeta `json:"metadata"`
 
-	Object      *ObjectRef `json:"object"`
-	Lock        *LockInfo  `json:"lock"`
-	Holder      *Holder    `json:"holder"`
-	Verdict     Verdict    `json:"verdict"`
-	Reason      string     `json:"reason"`
-	CAPTFClears bool       `json:"captfClears"`
+	Object *ObjectRef `json:"object"`
+	// Cluster is the Cluster API Cluster the object belongs to, as a
+	// Lock's cluster; empty when it names none.
+	Cluster     string    `json:"cluster"`
+	Lock        *LockInfo `json:"lock"`
+	Holder      *Holder   `json:"holder"`
+	Verdict     Verdict   `json:"verdict"`
+	Reason      string    `json:"reason"`
+	CAPTFClears bool      `json:"captfClears"`
 	// CAPTFDeletesLease is set when CAPTF's controller deletes the lock
 	// Lease itself, without a Job and whoever holds it; null when it does
 	// not.

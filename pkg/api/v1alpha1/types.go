@@ -65,6 +65,16 @@ type Lock struct {
 	// Object is the CAPTF object whose state this is, or null when no
 	// object owns the suffix.
 	Object *ObjectRef `json:"object"`
+	// Cluster is the Cluster API Cluster the object belongs to, in the
+	// lock's namespace, found as CAPTF finds it: a TerraformCluster's
+	// owner reference to a Cluster (its cluster.x-k8s.io/cluster-name
+	// label before Cluster API adopts it), a machine's or pool's
+	// cluster-name label. Empty when the object names none, or was not
+	// listed (deleted, unreadable). The Lease's own cluster-name label,
+	// which -l selects on, is the one CAPTF gave the backend when the
+	// Lease was written, and a name longer than 63 characters is hashed
+	// there.
+	Cluster string `json:"cluster"`
 	// Lock is null when the Lease is unlocked.
 	Lock *LockInfo `json:"lock"`
 	// Holder is null when the holder names no host.

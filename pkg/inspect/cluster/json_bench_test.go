@@ -18,7 +18,11 @@ func objectListBody(b *testing.B) []byte {
 	items := make([]obj, 3333)
 	for n := range items {
 		items[n] = obj{"apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "kind": "TerraformMachine",
+			// Labelled and owned as Cluster API makes them (the Cluster's
+			// name is read from them).
 			"metadata": obj{"name": fmt.Sprintf("obj-%05d", n), "namespace": "team-000", "uid": "9a9310d4-2927-4432-9237-a2fd241f57fa",
+				"labels":          obj{"cluster.x-k8s.io/cluster-name": "prod", "cluster.x-k8s.io/deployment-name": "prod-md-0"},
+				"ownerReferences": []obj{{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "name": fmt.Sprintf("prod-md-0-%05d", n), "uid": "00000000-0000-0000-0000-00000000c1a5", "controller": true, "blockOwnerDeletion": true}},
 				"managedFields": []obj{{"apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1", "fieldsType": "FieldsV1",
 					"fieldsV1": obj{"f:metadata": obj{"f:ownerReferences": obj{".": obj{}, `k:{"uid":"00000000-0000-0000-0000-00000000c1a5"}`: obj{}}}},
 					"manager":  "bench", "operation": "Update"}}},

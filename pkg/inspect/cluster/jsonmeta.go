@@ -9,6 +9,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
 // The metadata of every CAPTF object in a list is read by walking the
@@ -27,6 +31,10 @@ type itemMeta struct {
 	UID             types.UID
 	// Deleting: metadata.deletionTimestamp is set.
 	Deleting bool
+	// ClusterLabel is the cluster.x-k8s.io/cluster-name label, and
+	// OwnerCluster the first owner reference to a Cluster
+	// (inspect.ClusterOwner): the object's Cluster API Cluster.
+	ClusterLabel, OwnerCluster string
 }
 
 var (
@@ -35,12 +43,19 @@ var (
 )
 
 // metaOf reads an item's metadata as sigs.k8s.io/json's case-sensitive
-// decode into those four fields would: names match exactly, a later
+// decode into those fields would: names match exactly, a later
 // duplicate overwrites an earlier one, null leaves a field as it was (a
 // deletionTimestamp: unset), and a value of the wrong type is an error.
-// item must be valid JSON.
-func metaOf(item []byte) (itemMeta, error) {
-	var m itemMeta
+// Of the labels, only the cluster-name label is kept (clusterLabel);
+// ownerReferences, an array of objects whose repeated members merge
+// element by element, is decoded by that decoder itself, into the value
+// a whole decode would fill. item must be valid JSON.
+func metaOf(item []byte) (m itemMeta, err error) {
+	var label string
+	var refs []metav1.OwnerReference
+	defer func() {
+		m.ClusterLabel, m.OwnerCluster = label, inspect.ClusterOwner(refs)
+	}()
 	i := skipSpace(item, 0)
 	if bytes.HasPrefix(item[i:], []byte("null")) {
 		return m, nil
@@ -48,7 +63,7 @@ func metaOf(item []byte) (itemMeta, error) {
 	if at(item, i) != '{' {
 		return m, errNotObject
 	}
-	err := eachMember(item, i, func(key, value []byte) error {
+	err = eachMember(item, i, func(key, value []byte) error {
 		if !bytes.Equal(key, []byte("metadata")) || isNull(value) {
 			return nil
 		}
@@ -66,6 +81,10 @@ func metaOf(item []byte) (itemMeta, error) {
 				err := stringValue(value, &s)
 				m.UID = types.UID(s)
 				return err
+			case bytes.Equal(key, []byte("labels")):
+				return clusterLabel(value, &label)
+			case bytes.Equal(key, []byte("ownerReferences")):
+				return kjson.UnmarshalCaseSensitivePreserveInts(value, &refs)
 			case bytes.Equal(key, []byte("deletionTimestamp")):
 				if isNull(value) {
 					m.Deleting = false
@@ -79,6 +98,31 @@ func metaOf(item []byte) (itemMeta, error) {
 		})
 	})
 	return m, err
+}
+
+// clusterLabel reads a labels object as a decode into a
+// map[string]string would, keeping only the cluster-name label in *v: null
+// empties the map (and *v), a later label of the same name overwrites an
+// earlier one, a null label is "", and a value that is not a string (nor
+// null), or labels that are not an object, are an error.
+func clusterLabel(value []byte, v *string) error {
+	if isNull(value) {
+		*v = ""
+		return nil
+	}
+	if at(value, 0) != '{' {
+		return errors.New("metadata.labels is not a JSON object")
+	}
+	return eachMember(value, 0, func(key, value []byte) error {
+		if !isNull(value) && at(value, 0) != '"' {
+			return errors.New("a label's value is not a string")
+		}
+		if !bytes.Equal(key, []byte(jobgate.ClusterNameLabel)) {
+			return nil
+		}
+		*v = ""
+		return stringValue(value, v)
+	})
 }
 
 // eachMember calls fn with each member of the object at b[i], its name

@@ -7,16 +7,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kjson "sigs.k8s.io/json"
+
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
 // decodedMeta is the decode metaOf stands for: the four fields, read
 // case-sensitively by the decoder Kubernetes reads objects with.
 type decodedMeta struct {
 	Metadata struct {
-		Namespace         string       `json:"namespace"`
-		Name              string       `json:"name"`
-		UID               types.UID    `json:"uid"`
-		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+		Namespace         string                  `json:"namespace"`
+		Name              string                  `json:"name"`
+		UID               types.UID               `json:"uid"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+		Labels            map[string]string       `json:"labels"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
 	} `json:"metadata"`
 }
 
@@ -25,7 +30,8 @@ func decodeMeta(b []byte) (itemMeta, error) {
 	var d decodedMeta
 	err := kjson.UnmarshalCaseSensitivePreserveInts(b, &d)
 	m := d.Metadata
-	return itemMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, Deleting: m.DeletionTimestamp != nil}, err
+	return itemMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, Deleting: m.DeletionTimestamp != nil,
+		ClusterLabel: m.Labels[jobgate.ClusterNameLabel], OwnerCluster: inspect.ClusterOwner(m.OwnerReferences)}, err
 }
 
 var metaSeeds = []string{
@@ -48,6 +54,21 @@ var metaSeeds = []string{
 	`null`, `[]`, `"metadata"`, `5`, `true`, `{}`, `{"metadata":{}}`,
 	`{"metadata":{"uid":"u","uid":null}}`,
 	`{"metadata":{"uid":"u"},"metadata":{"uid":null,"name":"b"}}`,
+	`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"prod","a":"b"}}}`,
+	`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"prod"},"labels":{"a":"b"}}}`,
+	`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":"prod"},"labels":null}}`,
+	`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":5}}}`,
+	`{"metadata":{"labels":{"cluster.x-k8s.io/cluster-name":null}}}`,
+	`{"metadata":{"labels":"x"}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"prod","uid":"u"}]}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"x/v1","kind":"Cluster","name":"a"},{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Cluster","name":"b"}]}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"a"}],"ownerReferences":[{"name":"b"}]}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"a"}],"ownerReferences":[null]}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"a"}],"ownerReferences":[]}}`,
+	`{"metadata":{"ownerReferences":[{"apiVersion":"a/b/c","kind":"Cluster","name":"a"}]}}`,
+	`{"metadata":{"ownerReferences":[{"kind":"Cluster","name":5}]}}`,
+	`{"metadata":{"ownerReferences":{"kind":"Cluster"}}}`,
+	`{"metadata":{"ownerReferences":[{"Kind":"Cluster","apiVersion":"cluster.x-k8s.io/v1beta2","name":"a"}]}}`,
 }
 
 // Not JSON, or cut short: metaOf never reads past the end (it only runs
@@ -78,6 +99,12 @@ func TestMetaOf(t *testing.T) {
 	m, err := metaOf([]byte(metaSeeds[1]))
 	if err != nil || m.Name != "a" || !m.Deleting {
 		t.Errorf("metaOf of a deleting object = %+v, %v", m, err)
+	}
+	// Its Cluster API Cluster: the cluster-name label, and the owner
+	// reference to a Cluster.
+	m, err = metaOf([]byte(`{"metadata":{"name":"a","labels":{"cluster.x-k8s.io/cluster-name":"prod"},"ownerReferences":[{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"Cluster","name":"owner"}]}}`))
+	if err != nil || m.ClusterLabel != "prod" || m.OwnerCluster != "owner" {
+		t.Errorf("metaOf of a Cluster's object = %+v, %v", m, err)
 	}
 }
 

@@ -103,7 +103,7 @@ func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace strin
 				return fmt.Errorf("reading a %s list item: %w", k.Resource, err)
 			}
 			ref := object.Ref{Kind: k, Namespace: m.Namespace, Name: m.Name}
-			l.Objects[ref] = inspect.ObjectMeta{UID: m.UID, Deleting: m.Deleting}
+			l.Objects[ref] = inspect.ObjectMeta{UID: m.UID, Deleting: m.Deleting, ClusterLabel: m.ClusterLabel, OwnerCluster: m.OwnerCluster}
 			ok, err := keep(ref, m.Deleting)
 			if err != nil || !ok {
 				return err

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
@@ -55,7 +56,7 @@ func (w *watcher) lockFromStores(ctx context.Context, ns, name string) (*inspect
 			}
 			ref := object.Ref{Kind: kind, Namespace: m.Namespace, Name: m.Name}
 			deleting := m.DeletionTimestamp != nil
-			kl.Objects[ref] = inspect.ObjectMeta{UID: m.UID, Deleting: deleting}
+			kl.Objects[ref] = inspect.ObjectMeta{UID: m.UID, Deleting: deleting, ClusterLabel: m.Labels[jobgate.ClusterNameLabel], OwnerCluster: inspect.ClusterOwner(m.OwnerReferences)}
 			if owned && ns+"/"+ref.Suffix() == ownerKey && inspect.KeepInFull(held, deleting) {
 				u, err := w.owner(ctx, ref, m.ResourceVersion)
 				switch {
