@@ -36,7 +36,7 @@ build:
 # corpus with its fix, and from then on `make test` checks it.
 #
 # Every test it runs runs: none skips. A test that needs something missing
-# (kubectl 1.26 or later, which .ci/run installs) fails. Everything runs
+# (kubectl of the test-bed's version, which hack/testbed/build.sh builds) fails. Everything runs
 # with -race, the end-to-end tests included: they then build the plugin
 # with -race too, and a race in any plugin process fails them. The tests of
 # the release artefacts need a snapshot release: they are built with the

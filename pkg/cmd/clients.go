@@ -77,9 +77,11 @@ func (f *factory) advice() advice.Builder {
 			c.AsUserExtra = *fl.ImpersonateUserExtra
 		}
 		// A proxy's URL may hold its user's password: then it is a
-		// credential, left out as --token is.
+		// credential, left out as --token is. Only a URL with a host and
+		// no user is printed: "http:ops:pw@host" parses with the password
+		// in its opaque part, and client-go takes it.
 		if p := str(fl.ProxyURL); p != "" {
-			if u, err := url.Parse(p); err == nil && u.User == nil {
+			if u, err := url.Parse(p); err == nil && u.User == nil && u.Opaque == "" && u.Host != "" {
 				c.ProxyURL = p
 			} else {
 				c.Omitted = append(c.Omitted, "--proxy-url")

@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/captf-io/kubectl-captf/pkg/advice"
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/inspect"
 )
@@ -38,6 +40,9 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 		if _, ok := raw.Contexts[n]; !ok {
 			return fmt.Errorf("context %q is not in the kubeconfig", n)
 		}
+	}
+	if err := o.checkProxy(raw, names); err != nil {
+		return err
 	}
 	type scan struct {
 		items    []v1alpha1.Lock
@@ -91,7 +96,12 @@ func (o *LocksOptions) scanContext(ctx context.Context, name string, several boo
 	if several && cfg.ExecProvider != nil {
 		exec := *cfg.ExecProvider
 		exec.StdinUnavailable = true
-		exec.StdinUnavailableMessage = "kubectl captf reads several contexts at once; log in to context " + name + " first (kubectl --context " + name + " ...)"
+		exec.StdinUnavailableMessage = "kubectl captf reads several contexts at once; log in to context " + name + " first"
+		b := o.factory.advice()
+		b.Conn.Context = name
+		if a := advice.Run("", b.Kubectl("version")); a.Command != "" {
+			exec.StdinUnavailableMessage += " (" + a.Command + ")"
+		}
 		cfg.ExecProvider = &exec
 	}
 	ns := ""
@@ -197,6 +207,26 @@ func (o *LocksOptions) validateContexts() error {
 	}
 	if o.print.format() == "name" {
 		return fmt.Errorf("-o name cannot be used with %s: a Lease name does not say its cluster, and the same object in two clusters has a Lease of the same name; use -o json, or -o jsonpath='%s'", scan, contextNamesJSONPath)
+	}
+	return nil
+}
+
+// checkProxy refuses a --proxy-url that would replace the proxy-url of a
+// context's own cluster when several contexts are read: the clusters of a
+// kubeconfig reached through proxies of their own (bastions) may share a
+// server name, and one proxy would then take every context to the same
+// cluster, with --insecure-skip-tls-verify even under each context's
+// credential. A cluster with no proxy of its own, or the same one, takes
+// it, as kubectl --context NAME --proxy-url would.
+func (o *LocksOptions) checkProxy(raw clientcmdapi.Config, names []string) error {
+	fl := o.factory.flags
+	if len(names) < 2 || fl == nil || fl.ProxyURL == nil || *fl.ProxyURL == "" {
+		return nil
+	}
+	for _, n := range names {
+		if c := raw.Clusters[raw.Contexts[n].Cluster]; c != nil && c.ProxyURL != "" && c.ProxyURL != *fl.ProxyURL {
+			return fmt.Errorf("--proxy-url cannot be used with these %d contexts: context %q reaches its cluster through a proxy-url of its own, which it would replace; read that context alone (--context)", len(names), n)
+		}
 	}
 	return nil
 }

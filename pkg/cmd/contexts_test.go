@@ -333,6 +333,14 @@ current-context: a
 		f.forContext = func(cfg *rest.Config) (*clients, error) {
 			mu.Lock()
 			seen = append(seen, cfg.ExecProvider != nil && cfg.ExecProvider.StdinUnavailable)
+			if cfg.ExecProvider != nil && cfg.ExecProvider.StdinUnavailable {
+				// The login it offers is a command built as every printed
+				// one is: quoted, with the run's kubeconfig.
+				if want := "(kubectl --kubeconfig " + kc + " --context "; !strings.Contains(cfg.ExecProvider.StdinUnavailableMessage, want) ||
+					!strings.HasSuffix(cfg.ExecProvider.StdinUnavailableMessage, " version)") {
+					t.Errorf("message %q", cfg.ExecProvider.StdinUnavailableMessage)
+				}
+			}
 			mu.Unlock()
 			return newClients(srv.Config())
 		}

@@ -173,11 +173,12 @@ func leaseName(namespace, name string) runtime.Object {
 }
 
 // lossy is true for the formats of cli-runtime that cannot print every
-// Lease: KYAML (cli-runtime v0.37's -o kyaml) fails on a string holding a
-// control character ("yaml: control characters are not allowed"), which
-// any holder may write into its lock info, so a hostile Lease would stop
-// the listing of every lock. JSON and YAML print it escaped, and parse
-// back to it.
+// Lease: KYAML (cli-runtime v0.37's -o kyaml) fails on a string holding
+// DEL, a C1 control or a noncharacter ("yaml: control characters are not
+// allowed"), which any holder may write into its lock info, so a hostile
+// Lease would stop the listing of every lock; it also writes a tab raw
+// and replaces invalid UTF-8. JSON and YAML print all of it escaped, and
+// parse back to it.
 func lossy(format string) bool { return format == "kyaml" }
 
 func dedupe(in []string) []string {

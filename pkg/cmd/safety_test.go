@@ -100,11 +100,13 @@ func TestAdviceCarriesTheConnectionFlags(t *testing.T) {
 	}
 	// A proxy's URL that holds a password is a credential: left out, and
 	// named with the token.
-	res = captf(t, f, "--proxy-url", "http://ops:pw@127.0.0.1:3128", "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
-	u = v1alpha1.UnlockResult{}
-	if err := json.Unmarshal([]byte(res.out), &u); err != nil || len(u.Commands) < 2 || strings.Contains(res.out+res.err, "pw@") ||
-		u.Commands[len(u.Commands)-1].Comment != "the commands above leave out --proxy-url, --token: a credential is never printed, so give it yourself" {
-		t.Errorf("a proxy URL with a password is printed, or not named as left out:\n%s", res.out)
+	for _, proxy := range []string{"http://ops:pw@127.0.0.1:3128", "http:ops:pw@127.0.0.1:3128", "socks5://ops:pw@127.0.0.1:1080"} {
+		res = captf(t, f, "--proxy-url", proxy, "--token", "s3cret", "unlock", "terraformmachine/db", "-o", "json")
+		u = v1alpha1.UnlockResult{}
+		if err := json.Unmarshal([]byte(res.out), &u); err != nil || len(u.Commands) < 2 || strings.Contains(res.out+res.err, "pw@") ||
+			u.Commands[len(u.Commands)-1].Comment != "the commands above leave out --proxy-url, --token: a credential is never printed, so give it yourself" {
+			t.Errorf("--proxy-url %s: printed, or not named as left out:\n%s", proxy, res.out)
+		}
 	}
 	res = captf(t, f, "explain", "terraformcluster/demo", "-o", "json")
 	var x v1alpha1.Explanation

@@ -76,7 +76,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	os.Setenv("PATH", testbed.PathDir(bins)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	kubectlBin, kubectlErr = findKubectl()
+	var kubectlVersion string
+	kubectlBin, kubectlVersion, kubectlErr = findKubectl()
 	start := time.Now()
 	bed, err = testbed.Start(ctx, testbed.Options{})
 	if err != nil {
@@ -95,7 +96,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "the test-bed's version:", err)
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "test-bed ready at %s in %s: kube-apiserver %s, kubectl %s\n", bed.Server, ready, server.GitVersion, kubectlBin)
+	fmt.Fprintf(os.Stderr, "test-bed ready at %s in %s: kube-apiserver %s, kubectl %s %s\n", bed.Server, ready, server.GitVersion, kubectlBin, kubectlVersion)
+	// A run proves the plugin on one Kubernetes: kubectl too is of the
+	// test-bed's version, whatever build.sh copied or PATH had.
+	if kubectlErr == nil && kubectlVersion != server.GitVersion {
+		fmt.Fprintf(os.Stderr, "kubectl %s is %s, not the test-bed's %s: remove %s and run hack/testbed/build.sh\n", kubectlBin, kubectlVersion, server.GitVersion, filepath.Join(testbed.PathDir(bins), "kubectl"))
+		return 1
+	}
 	tf = testbed.Terraform{Kubeconfig: bed.Kubeconfig, Dir: workDir}
 	tofu = testbed.Terraform{Bin: filepath.Join(bins, "tofu"), Kubeconfig: bed.Kubeconfig, Dir: workDir}
 	code := m.Run()
@@ -142,26 +149,27 @@ var (
 
 // findKubectl looks for kubectl 1.26 or later on PATH: the first to
 // complete a plugin's arguments through its kubectl_complete-<plugin> shim.
-func findKubectl() (string, error) {
+// It returns its version too, which TestMain requires to be the test-bed's.
+func findKubectl() (string, string, error) {
 	bin, err := exec.LookPath("kubectl")
 	if err != nil {
-		return "", fmt.Errorf("kubectl is not on PATH (.ci/run installs it): %w", err)
+		return "", "", fmt.Errorf("kubectl is not on PATH (hack/testbed/build.sh builds it): %w", err)
 	}
 	out, err := exec.Command(bin, "version", "--client", "-o", "json").Output()
 	if err != nil {
-		return "", fmt.Errorf("%s version --client: %w", bin, err)
+		return "", "", fmt.Errorf("%s version --client: %w", bin, err)
 	}
 	var v struct {
 		ClientVersion struct{ GitVersion string } `json:"clientVersion"`
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
-		return "", fmt.Errorf("%s version --client -o json: %w", bin, err)
+		return "", "", fmt.Errorf("%s version --client -o json: %w", bin, err)
 	}
 	var minor int
 	if _, err := fmt.Sscanf(v.ClientVersion.GitVersion, "v1.%d", &minor); err != nil || minor < 26 {
-		return "", fmt.Errorf("%s is kubectl %s: the tests need 1.26 or later, which completes plugins (.ci/run installs it)", bin, v.ClientVersion.GitVersion)
+		return "", "", fmt.Errorf("%s is kubectl %s: the tests need 1.26 or later, which completes plugins (hack/testbed/build.sh builds it)", bin, v.ClientVersion.GitVersion)
 	}
-	return bin, nil
+	return bin, v.ClientVersion.GitVersion, nil
 }
 
 // needKubectl is the real kubectl; the test fails without it.

@@ -4,10 +4,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // connectProxy is an HTTP proxy on 127.0.0.1 that tunnels CONNECT to
@@ -68,6 +71,29 @@ func TestContextsCarryTheProxyAndUserExtras(t *testing.T) {
 		refusedBy(t, kc, path, "without impersonating a user", "--as-user-extra", "team=infra")
 		readsLock(t, kc, path, "proxied", "--as", "alice", "--as-group", "system:masters", "--as-user-extra", "team=infra")
 	}
+	// A context whose cluster has a proxy-url of its own: --proxy-url
+	// would replace it, so with several contexts it is refused, before
+	// any request; read alone, it applies as with kubectl --context.
+	cfg, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clusters["b"].ProxyURL = proxy
+	bastion := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, bastion); err != nil {
+		t.Fatal(err)
+	}
+	for _, scan := range [][]string{{"--contexts", "a,b"}, {"--all-contexts"}} {
+		args := append(append([]string{"locks"}, scan...), "--proxy-url", "http://127.0.0.1:1")
+		res := captf(t, bastion, args...)
+		if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 ||
+			!strings.HasPrefix(res.err, `error: --proxy-url cannot be used with these 2 contexts: context "b" reaches its cluster through a proxy-url of its own`) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, res.code, res.out, res.err)
+		}
+	}
+	readsLock(t, bastion, []string{"--contexts", "a,b"}, "proxied", "--proxy-url", proxy)
+	refusedBy(t, bastion, []string{"--context", "b"}, "proxyconnect tcp: dial tcp 127.0.0.1:1", "--proxy-url", "http://127.0.0.1:1")
+
 	// explain's commands carry both, as argv.
 	x := explainJSONVia(t, kc, "terraformcluster/proxied", "--proxy-url", proxy, "--as", "alice", "--as-group", "system:masters", "--as-user-extra", "team=infra")
 	printed := 0
