@@ -105,8 +105,13 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 // says), or False/StateLost or ApplyOutcomeUnknown, which cover a
 // missing Secret and a present one alike (StateLost: "is missing, or
 // carries no inputs hash for an immutable kind", conditions_consts.go at
-// c9597b2aebc31919344aa6c2d5cdd15427127855). Its other reasons say what
-// CAPTF found of its state, and NoState follows them.
+// c9597b2aebc31919344aa6c2d5cdd15427127855), or Unknown/StateNotFound,
+// which CAPTF's readState writes when it found no Secret and keeps until
+// its next pass: a first apply's init writes the empty state Secret
+// before its apply takes the lock (backend_state.go StateMgr), so a pod
+// killed there leaves a stale lock next to a state the next init reads.
+// Its other reasons say what CAPTF found of its state, and NoState
+// follows them.
 func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	if u.GetDeletionTimestamp() != nil {
 		return true
@@ -115,7 +120,8 @@ func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	for _, raw := range list {
 		m, _ := raw.(map[string]any)
 		if m["type"] == "StateReadable" {
-			return m["status"] == "True" || (m["status"] == "False" && (m["reason"] == "StateLost" || m["reason"] == "ApplyOutcomeUnknown"))
+			return m["status"] == "True" || (m["status"] == "False" && (m["reason"] == "StateLost" || m["reason"] == "ApplyOutcomeUnknown")) ||
+				(m["status"] == "Unknown" && m["reason"] == "StateNotFound")
 		}
 	}
 	return false
@@ -133,18 +139,46 @@ func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 func (rt Runtime) NoState(suffix string) (bool, string) {
 	cond := fmt.Sprintf("StateReadable %s/%s", rt.StateStatus, rt.StateReason)
 	switch {
+	case rt.StateSecrets == jobgate.Present && len(rt.Secrets) > 0 && !rt.hasBase(suffix):
+		// CAPTF's reader takes any Secret of the selector for state
+		// (StateInconsistent only on its next pass); both runtimes read
+		// the base by its name (OpenTofu's Get), terraform v1.11.4's init
+		// crashes on chunks without it (the runner replay's row 1c).
+		return true, "no state Secret of suffix " + suffix + " is the base Secret " + object.StateSecretName("default", suffix) + " the runtime reads (" + rt.secretNames() + " only; terraform v1.11.4 was seen to crash in init on chunks without a base)"
 	case rt.StateSecrets == jobgate.Present:
 		return false, ""
 	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
 		// Deleted since CAPTF last read it: CAPTF's next reconcile finds
 		// no state, and whichever Job it then starts runs init first.
 		return true, "no state Secret of suffix " + suffix + " exists, though CAPTF last recorded " + cond + ": it was deleted since"
+	case rt.StateSecrets == jobgate.Absent && rt.StateReason == "StateNotFound":
+		return true, "no state Secret of suffix " + suffix + " exists: its state was never written (" + cond + ")"
 	case rt.StateSecrets == jobgate.Absent:
 		return true, "no state Secret of suffix " + suffix + " exists"
 	case rt.StateStatus == "Unknown" && rt.StateReason == "StateNotFound":
 		return true, "its state was never written (" + cond + ")"
 	}
 	return false, ""
+}
+
+// hasBase is whether the listed state Secrets hold the base Secret
+// tfstate-default-<suffix>, the one both runtimes' Get reads by name.
+func (rt Runtime) hasBase(suffix string) bool {
+	for _, s := range rt.Secrets {
+		if s.Name == object.StateSecretName("default", suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretNames are the listed state Secrets' names, comma-separated.
+func (rt Runtime) secretNames() string {
+	names := make([]string, len(rt.Secrets))
+	for n, s := range rt.Secrets {
+		names[n] = s.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // MaybeNoState is, for a StateLost or ApplyOutcomeUnknown whose state
@@ -251,7 +285,7 @@ func NextJob(g *jobgate.Gate, rt Runtime) string {
 	switch {
 	case g != nil && strings.Contains(g.Next, "restore"):
 		return g.Next
-	case rt.StateReason == "StateNotFound" && rt.StateSecrets != jobgate.Absent:
+	case rt.StateReason == "StateNotFound":
 		return "the first apply"
 	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
 		// The gate follows conditions written while the state existed.

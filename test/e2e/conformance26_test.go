@@ -293,6 +293,45 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26b N4: a first apply's init wrote the empty state Secret
+	// (StateMgr locks, writes, unlocks) and its pod was killed after its
+	// apply took the lock, before CAPTF's next pass: StateReadable still
+	// says StateNotFound, and the next Job's init reads the Secret.
+	{
+		row, r := stale19("issue26/1g StateNotFound, but the first init wrote the state Secret: the next Job clears", "cf26-1g", tc,
+			cf26(cfPlan+" Steps", tfState, tofuState, tfClient, tofuClient126))
+		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("StateReadable", "Unknown", "StateNotFound")), World: in(testbed.World{})})
+		row.clears = true
+		row.note = "a state Secret exists though CAPTF's last pass found none: the plugin lists it, the Secret wins"
+		row.says = []string{"CAPTF clears it with the object's next Job"}
+		row.notAction = []string{"No Job clears it"}
+		rows = append(rows, row)
+	}
+
+	// Review26b N2: the base Secret deleted and a chunk left, before
+	// CAPTF's next pass turns StateReadable True into StateInconsistent:
+	// both runtimes read the base by name and their init fails.
+	{
+		row, r := stale19("issue26/1h live, base deleted and a chunk left: the next Job's init fails", "cf26-1h", tc,
+			cf26(cfReaderGo, cfPlan+" Steps", tfClient, tofuClient126, tfState, tofuState))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			ctx := context.Background()
+			if err := admin.StateChunk(ctx, *r, "cl-"+r.Suffix(), 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Kube.CoreV1().Secrets(ns).Delete(ctx, object.StateSecretName("default", r.Suffix()), metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.note = "CAPTF's reader still finds a Secret of the selector; the runtime reads the base alone"
+		row.says = []string{"no Job clears it", "is the base Secret tfstate-default-" + r.Suffix() + " the runtime reads", "init fails and the force-unlock step never runs"}
+		row.action = []string{"No Job clears it"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another", "panic: runtime error: index out of range"}}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
 	// Case 3: a Job that never reaches its steps.
 	{
 		row, r := stale19("issue26/3 the runner image cannot be pulled", "cf26-3", tc, cf26(cfConditions+" ImagePullFailedReason, ImageInvalidReason", cfRunGo+" ImageCandidates, ChooseImage", cfPlan+" Steps"))
