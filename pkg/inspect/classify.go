@@ -223,9 +223,14 @@ const (
 	// StaleFlagID: the ID CAPTF passes to force-unlock begins with "-"
 	// (FlagID), so the runtime takes it for a flag and the step fails.
 	StaleFlagID
+	// StaleChunked: the state is chunked (Runtime.Chunked): a Terraform
+	// image's init reads it and the force-unlock clears the lock, an
+	// OpenTofu image's init cannot, and nothing the plugin reads says
+	// which image runs.
+	StaleChunked
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
@@ -400,6 +405,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case rt.Relabeled() != "":
 		d.StaleCase = StaleRelabeled
 		reason += "; whether a Job clears it depends on the runtime: " + RelabeledText(rt.Relabeled())
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
+	case rt.Chunked(l.Suffix) != "":
+		d.StaleCase = StaleChunked
+		reason += "; whether a Job clears it depends on the runtime: " + ChunkedText(rt.Chunked(l.Suffix))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}

@@ -234,7 +234,32 @@ func (rt Runtime) Relabeled() string {
 // RelabeledText says what each runtime does with state Secrets whose
 // labels are not the ones CAPTF passes.
 func RelabeledText(diff string) string {
-	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock, unless the state is chunked (-part-N Secrets), which OpenTofu's init cannot read; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+}
+
+// Chunked names the listed state Secrets past the base, the -part-N
+// chunks terraform writes for a state larger than one Secret holds
+// (CAPTF's reader orders them: internal/state/reader.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), "" for none or where the
+// Secrets were not listed.
+func (rt Runtime) Chunked(suffix string) string {
+	var out []string
+	for _, s := range rt.Secrets {
+		if strings.HasPrefix(s.Name, object.StateSecretName("default", suffix)+"-part-") {
+			out = append(out, s.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// ChunkedText says what each runtime does with a chunked state. OpenTofu
+// reads the base Secret alone by its name and decodes its tfstate as the
+// whole gzip stream (opentofu v1.12.6 client.go Get), so its init fails
+// on a state split over chunks; which op runs which image also differs
+// (shared/run.go ChooseImage: spec.source.image for apply and plan, the
+// pinned digest for the others).
+func ChunkedText(chunks string) string {
+	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image"
 }
 
 // FlagID is, for a lock ID CAPTF's force-unlock step passes that the

@@ -332,6 +332,33 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26b N1: a state the real terraform chunked (LargeStateResources:
+	// the base and -part-N Secrets). terraform's init reads it and its
+	// force-unlock clears the lock; OpenTofu's Get reads the base alone
+	// and its init fails. Nothing read names the image's runtime.
+	{
+		row, r := stale19("issue26/1i chunked state: terraform's init clears, OpenTofu's fails", "cf26-1i", tc,
+			cf26(cfReaderGo+" (orderChunks)", cfRunGo+" ChooseImage", cfPlan+" Steps", tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			w := testbed.World{NoState: true}
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &w})
+			ctx := context.Background()
+			dir, err := tf.Init(ctx, testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(*r, w.ClusterOf(*r)), Resources: testbed.LargeStateResources})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := tf.Run(ctx, dir, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+				t.Fatalf("terraform apply of a large state: %v\n%s", err, out)
+			}
+		}
+		row.note = "terraform split the state into the base and -part-N Secrets; the runtime in the image decides"
+		row.says = []string{"whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
+		row.action = []string{"Whether a Job clears it depends on the runtime in the image", "Unlock it unless you know the image holds Terraform."}
+		row.replay = &cfReplay{step: "init", output: []string{"Error loading state", "Failed to load state", "gzip", "invalid character"}, clearedBy: "terraform"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
 	// Case 3: a Job that never reaches its steps.
 	{
 		row, r := stale19("issue26/3 the runner image cannot be pulled", "cf26-3", tc, cf26(cfConditions+" ImagePullFailedReason, ImageInvalidReason", cfRunGo+" ImageCandidates, ChooseImage", cfPlan+" Steps"))
