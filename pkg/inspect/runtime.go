@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,6 +200,10 @@ func (rt Runtime) MaybeNoState() string {
 	return fmt.Sprintf("StateReadable %s/%s covers a state Secret that is missing and one that is present (StateLost: without the %s annotation of an immutable kind), and %s to tell which: if it is missing, the restore's init fails on this lock and its force-unlock step never runs; if it is present, the restore's init reads it and its force-unlock clears the lock", rt.StateStatus, rt.StateReason, InputsHashAnnotation, why)
 }
 
+// LabelManagedBy is the label the kubernetes backend of terraform and
+// OpenTofu writes on its state Secrets and Leases, "terraform".
+const LabelManagedBy = "app.kubernetes.io/managed-by"
+
 // InputsHashAnnotation is the annotation with which CAPTF records the
 // inputs hash of the last successful apply on the base state Secret
 // (internal/state/labels.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
@@ -214,14 +219,23 @@ func (rt Runtime) Relabeled() string {
 	if rt.BackendLabels == nil {
 		return ""
 	}
+	// The runtime's own getLabels adds managed-by=terraform to the map
+	// (opentofu v1.12.6 client.go getLabels; terraform v1.11.4's, as the
+	// runner replay's row 8 shows).
+	want := maps.Clone(rt.BackendLabels)
+	want[LabelManagedBy] = "terraform"
 	var out []string
 	for _, s := range rt.Secrets {
 		var diff []string
-		for _, k := range sortedKeys(rt.BackendLabels) {
+		for _, k := range sortedKeys(want) {
+			who := "CAPTF passes"
+			if _, ok := rt.BackendLabels[k]; !ok {
+				who = "the runtime's selector requires"
+			}
 			if v, ok := s.Labels[k]; !ok {
-				diff = append(diff, fmt.Sprintf("%s (missing; CAPTF passes %q)", k, rt.BackendLabels[k]))
-			} else if v != rt.BackendLabels[k] {
-				diff = append(diff, fmt.Sprintf("%s=%q (CAPTF passes %q)", k, v, rt.BackendLabels[k]))
+				diff = append(diff, fmt.Sprintf("%s (missing; %s %q)", k, who, want[k]))
+			} else if v != want[k] {
+				diff = append(diff, fmt.Sprintf("%s=%q (%s %q)", k, v, who, want[k]))
 			}
 		}
 		if len(diff) > 0 {

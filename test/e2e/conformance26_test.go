@@ -236,6 +236,25 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26b N3: a state Secret without app.kubernetes.io/managed-by,
+	// which both runtimes' getLabels add to the map they select by:
+	// terraform lists by that selector and finds none, OpenTofu reads the
+	// base by name.
+	{
+		row, r := stale19("issue26/8 a state Secret without managed-by=terraform: terraform's init fails, OpenTofu's clears", "cf26-8", tc,
+			cf26(cfBackendLabels, cfPlan+" Steps", tfState, tofuClient126+", getLabels"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { delete(s.Labels, "app.kubernetes.io/managed-by") })
+		}
+		row.note = "a hand-made or copied state Secret: CAPTF's reader ignores managed-by, the runtime's selector does not"
+		row.says = []string{"whether a Job clears it depends on the runtime", `app.kubernetes.io/managed-by (missing; the runtime's selector requires "terraform")`}
+		row.action = []string{"Whether a Job clears it depends on the runtime in the image"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}, clearedBy: "tofu"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26 F7: a lock ID that begins with "-" is a flag to the
 	// runtime's force-unlock, to which CAPTF passes it bare after -force.
 	{
