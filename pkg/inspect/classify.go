@@ -386,7 +386,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; %s no longer exists, so %s", o.Ref, d.never(f, "no controller will clear it", "no Job will clear it"))
 	case g == nil:
 		d.StaleCase = StaleGatesUnread
-		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
+		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts and its init reads the state (the object's gates could not be read)", o.Ref)
 	case g.State == jobgate.Closed && g.Deletes != nil:
 		d.StaleCase = StaleGateClosed
 		reason += "; no Job of CAPTF's force-unlocks it: " + g.Reason
