@@ -370,10 +370,12 @@ func issue26Rows() []cfRow {
 				t.Fatalf("terraform apply of a large state: %v\n%s", err, out)
 			}
 		}
+		// OpenTofu v1.12.6 says "Error loading state" and "unexpected EOF":
+		// the base holds a truncated gzip stream.
 		row.note = "terraform split the state into the base and -part-N Secrets; the runtime in the image decides"
 		row.says = []string{"whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
 		row.action = []string{"Whether a Job clears it depends on the runtime in the image", "Unlock it unless you know the image holds Terraform."}
-		row.replay = &cfReplay{step: "init", output: []string{"Error loading state", "Failed to load state", "gzip", "invalid character"}, clearedBy: "terraform"}
+		row.replay = &cfReplay{step: "init", output: []string{"unexpected EOF"}, clearedBy: "terraform"}
 		row.check = noUnlockAdvice(*r)
 		rows = append(rows, row)
 	}
