@@ -58,6 +58,8 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
 		case inspect.StaleRelabeled:
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds OpenTofu.", o.Ref, captfLockID(l), inspect.RelabeledText(r.Facts.Runtime.Relabeled())) + deletes
+		case inspect.StaleChunked:
+			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds Terraform.", o.Ref, captfLockID(l), inspect.ChunkedText(r.Facts.Runtime.Chunked(l.Suffix))) + deletes
 		case inspect.StaleNoSteps:
 			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:

@@ -226,9 +226,14 @@ const (
 	// StaleFlagID: the ID CAPTF passes to force-unlock begins with "-"
 	// (FlagID), so the runtime takes it for a flag and the step fails.
 	StaleFlagID
+	// StaleChunked: the state is chunked (Runtime.Chunked): a Terraform
+	// image's init reads it and the force-unlock clears the lock, an
+	// OpenTofu image's init cannot, and nothing the plugin reads says
+	// which image runs.
+	StaleChunked
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
@@ -384,7 +389,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; %s no longer exists, so %s", o.Ref, d.never(f, "no controller will clear it", "no Job will clear it"))
 	case g == nil:
 		d.StaleCase = StaleGatesUnread
-		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts (the object's gates could not be read)", o.Ref)
+		reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts and its init reads the state (the object's gates could not be read)", o.Ref)
 	case g.State == jobgate.Closed && g.Deletes != nil:
 		d.StaleCase = StaleGateClosed
 		reason += "; no Job of CAPTF's force-unlocks it: " + g.Reason
@@ -403,6 +408,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case rt.Relabeled() != "":
 		d.StaleCase = StaleRelabeled
 		reason += "; whether a Job clears it depends on the runtime: " + RelabeledText(rt.Relabeled())
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
+	case rt.Chunked(l.Suffix) != "":
+		d.StaleCase = StaleChunked
+		reason += "; whether a Job clears it depends on the runtime: " + ChunkedText(rt.Chunked(l.Suffix))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}

@@ -104,6 +104,7 @@ func job(ns, name string, owner object.Ref, finished bool) *batchv1.Job {
 func stateSecret(r object.Ref) *corev1.Secret {
 	l := BackendLabels(r, "c") // a TerraformCluster's owner in full
 	l["tfstate"], l[LabelSecretSuffix], l[LabelWorkspace] = "true", r.Suffix(), "default"
+	l[LabelManagedBy] = "terraform"
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName("default", r.Suffix()), Namespace: r.Namespace, Labels: l}}
 }
 

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,8 +106,13 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 // says), or False/StateLost or ApplyOutcomeUnknown, which cover a
 // missing Secret and a present one alike (StateLost: "is missing, or
 // carries no inputs hash for an immutable kind", conditions_consts.go at
-// c9597b2aebc31919344aa6c2d5cdd15427127855). Its other reasons say what
-// CAPTF found of its state, and NoState follows them.
+// c9597b2aebc31919344aa6c2d5cdd15427127855), or Unknown/StateNotFound,
+// which CAPTF's readState writes when it found no Secret and keeps until
+// its next pass: a first apply's init writes the empty state Secret
+// before its apply takes the lock (backend_state.go StateMgr), so a pod
+// killed there leaves a stale lock next to a state the next init reads.
+// Its other reasons say what CAPTF found of its state, and NoState
+// follows them.
 func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	if u.GetDeletionTimestamp() != nil {
 		return true
@@ -115,7 +121,8 @@ func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 	for _, raw := range list {
 		m, _ := raw.(map[string]any)
 		if m["type"] == "StateReadable" {
-			return m["status"] == "True" || (m["status"] == "False" && (m["reason"] == "StateLost" || m["reason"] == "ApplyOutcomeUnknown"))
+			return m["status"] == "True" || (m["status"] == "False" && (m["reason"] == "StateLost" || m["reason"] == "ApplyOutcomeUnknown")) ||
+				(m["status"] == "Unknown" && m["reason"] == "StateNotFound")
 		}
 	}
 	return false
@@ -133,18 +140,46 @@ func ReadsStateSecrets(u *unstructured.Unstructured) bool {
 func (rt Runtime) NoState(suffix string) (bool, string) {
 	cond := fmt.Sprintf("StateReadable %s/%s", rt.StateStatus, rt.StateReason)
 	switch {
+	case rt.StateSecrets == jobgate.Present && len(rt.Secrets) > 0 && !rt.hasBase(suffix):
+		// CAPTF's reader takes any Secret of the selector for state
+		// (StateInconsistent only on its next pass); both runtimes read
+		// the base by its name (OpenTofu's Get), terraform v1.11.4's init
+		// crashes on chunks without it (the runner replay's row 1c).
+		return true, "no state Secret of suffix " + suffix + " is the base Secret " + object.StateSecretName("default", suffix) + " the runtime reads (" + rt.secretNames() + " only; terraform v1.11.4 was seen to crash in init on chunks without a base)"
 	case rt.StateSecrets == jobgate.Present:
 		return false, ""
 	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
 		// Deleted since CAPTF last read it: CAPTF's next reconcile finds
 		// no state, and whichever Job it then starts runs init first.
 		return true, "no state Secret of suffix " + suffix + " exists, though CAPTF last recorded " + cond + ": it was deleted since"
+	case rt.StateSecrets == jobgate.Absent && rt.StateReason == "StateNotFound":
+		return true, "no state Secret of suffix " + suffix + " exists: its state was never written (" + cond + ")"
 	case rt.StateSecrets == jobgate.Absent:
 		return true, "no state Secret of suffix " + suffix + " exists"
 	case rt.StateStatus == "Unknown" && rt.StateReason == "StateNotFound":
 		return true, "its state was never written (" + cond + ")"
 	}
 	return false, ""
+}
+
+// hasBase is whether the listed state Secrets hold the base Secret
+// tfstate-default-<suffix>, the one both runtimes' Get reads by name.
+func (rt Runtime) hasBase(suffix string) bool {
+	for _, s := range rt.Secrets {
+		if s.Name == object.StateSecretName("default", suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretNames are the listed state Secrets' names, comma-separated.
+func (rt Runtime) secretNames() string {
+	names := make([]string, len(rt.Secrets))
+	for n, s := range rt.Secrets {
+		names[n] = s.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // MaybeNoState is, for a StateLost or ApplyOutcomeUnknown whose state
@@ -165,6 +200,10 @@ func (rt Runtime) MaybeNoState() string {
 	return fmt.Sprintf("StateReadable %s/%s covers a state Secret that is missing and one that is present (StateLost: without the %s annotation of an immutable kind), and %s to tell which: if it is missing, the restore's init fails on this lock and its force-unlock step never runs; if it is present, the restore's init reads it and its force-unlock clears the lock", rt.StateStatus, rt.StateReason, InputsHashAnnotation, why)
 }
 
+// LabelManagedBy is the label the kubernetes backend of terraform and
+// OpenTofu writes on its state Secrets and Leases, "terraform".
+const LabelManagedBy = "app.kubernetes.io/managed-by"
+
 // InputsHashAnnotation is the annotation with which CAPTF records the
 // inputs hash of the last successful apply on the base state Secret
 // (internal/state/labels.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
@@ -180,14 +219,23 @@ func (rt Runtime) Relabeled() string {
 	if rt.BackendLabels == nil {
 		return ""
 	}
+	// The runtime's own getLabels adds managed-by=terraform to the map
+	// (opentofu v1.12.6 client.go getLabels; terraform v1.11.4's, as the
+	// runner replay's row 8 shows).
+	want := maps.Clone(rt.BackendLabels)
+	want[LabelManagedBy] = "terraform"
 	var out []string
 	for _, s := range rt.Secrets {
 		var diff []string
-		for _, k := range sortedKeys(rt.BackendLabels) {
+		for _, k := range sortedKeys(want) {
+			who := "CAPTF passes"
+			if _, ok := rt.BackendLabels[k]; !ok {
+				who = "the runtime's selector requires"
+			}
 			if v, ok := s.Labels[k]; !ok {
-				diff = append(diff, fmt.Sprintf("%s (missing; CAPTF passes %q)", k, rt.BackendLabels[k]))
-			} else if v != rt.BackendLabels[k] {
-				diff = append(diff, fmt.Sprintf("%s=%q (CAPTF passes %q)", k, v, rt.BackendLabels[k]))
+				diff = append(diff, fmt.Sprintf("%s (missing; %s %q)", k, who, want[k]))
+			} else if v != want[k] {
+				diff = append(diff, fmt.Sprintf("%s=%q (%s %q)", k, v, who, want[k]))
 			}
 		}
 		if len(diff) > 0 {
@@ -200,7 +248,32 @@ func (rt Runtime) Relabeled() string {
 // RelabeledText says what each runtime does with state Secrets whose
 // labels are not the ones CAPTF passes.
 func RelabeledText(diff string) string {
-	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock, unless the state is chunked (-part-N Secrets), which OpenTofu's init cannot read; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+}
+
+// Chunked names the listed state Secrets past the base, the -part-N
+// chunks terraform writes for a state larger than one Secret holds
+// (CAPTF's reader orders them: internal/state/reader.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), "" for none or where the
+// Secrets were not listed.
+func (rt Runtime) Chunked(suffix string) string {
+	var out []string
+	for _, s := range rt.Secrets {
+		if strings.HasPrefix(s.Name, object.StateSecretName("default", suffix)+"-part-") {
+			out = append(out, s.Name)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// ChunkedText says what each runtime does with a chunked state. OpenTofu
+// reads the base Secret alone by its name and decodes its tfstate as the
+// whole gzip stream (opentofu v1.12.6 client.go Get), so its init fails
+// on a state split over chunks; which op runs which image also differs
+// (shared/run.go ChooseImage: spec.source.image for apply and plan, the
+// pinned digest for the others).
+func ChunkedText(chunks string) string {
+	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image"
 }
 
 // FlagID is, for a lock ID CAPTF's force-unlock step passes that the
@@ -251,7 +324,7 @@ func NextJob(g *jobgate.Gate, rt Runtime) string {
 	switch {
 	case g != nil && strings.Contains(g.Next, "restore"):
 		return g.Next
-	case rt.StateReason == "StateNotFound" && rt.StateSecrets != jobgate.Absent:
+	case rt.StateReason == "StateNotFound":
 		return "the first apply"
 	case rt.StateSecrets == jobgate.Absent && rt.StateStatus == "True":
 		// The gate follows conditions written while the state existed.

@@ -25,6 +25,8 @@ func TestRelabeledStateDependsOnTheRuntime(t *testing.T) {
 		{"as CAPTF labels it", func(*corev1.Secret) {}, StaleClears, "CAPTF clears it with the object's next Job"},
 		{"another cluster", func(s *corev1.Secret) { s.Labels[jobgate.ClusterNameLabel] = "other" }, StaleRelabeled, `cluster.x-k8s.io/cluster-name="other" (CAPTF passes "c")`},
 		{"no owner-name label", func(s *corev1.Secret) { delete(s.Labels, LabelOwnerName) }, StaleRelabeled, LabelOwnerName + ` (missing; CAPTF passes "demo")`},
+		// review26b N3: the runtime's selector also requires managed-by.
+		{"no managed-by label", func(s *corev1.Secret) { delete(s.Labels, LabelManagedBy) }, StaleRelabeled, LabelManagedBy + ` (missing; the runtime's selector requires "terraform")`},
 		{"an extra label", func(s *corev1.Secret) { s.Labels["x"] = "y" }, StaleClears, "CAPTF clears it with the object's next Job"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

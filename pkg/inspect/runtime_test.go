@@ -75,7 +75,10 @@ func TestRuntimeDecidesPastTheJobStart(t *testing.T) {
 			[]string{"no Job clears it", "StateReadable Unknown/StateNotFound", "the first apply runs init first", "init fails and the force-unlock step never runs", "unlock it, and the first apply proceeds"}},
 		{"lost, no restore asked", withConditions([3]string{"StateReadable", "False", "StateLost"}), false, StaleGateClosed,
 			[]string{"no Job but a restore starts"}},
-		{"a live object's Secrets are not read: the condition decides", withConditions([3]string{"StateReadable", "Unknown", "StateNotFound"}), true, StaleNoState, nil},
+		// review26b N4: a first apply killed after its init wrote the
+		// empty state Secret, before CAPTF's next pass: the Secret wins.
+		{"never written by CAPTF's last pass, but its init wrote the state Secret since", withConditions([3]string{"StateReadable", "Unknown", "StateNotFound"}), true, StaleClears,
+			[]string{"CAPTF clears it with the object's next Job"}},
 		// Issue 26's reproduction: the state Secret deleted after CAPTF
 		// recorded StateReadable True/StateRead.
 		{"a live object's state Secret deleted since CAPTF read it", withConditions([3]string{"StateReadable", "True", "StateRead"}), false, StaleNoState,

@@ -236,6 +236,25 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26b N3: a state Secret without app.kubernetes.io/managed-by,
+	// which both runtimes' getLabels add to the map they select by:
+	// terraform lists by that selector and finds none, OpenTofu reads the
+	// base by name.
+	{
+		row, r := stale19("issue26/8 a state Secret without managed-by=terraform: terraform's init fails, OpenTofu's clears", "cf26-8", tc,
+			cf26(cfBackendLabels, cfPlan+" Steps", tfState, tofuClient126+", getLabels"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { delete(s.Labels, "app.kubernetes.io/managed-by") })
+		}
+		row.note = "a hand-made or copied state Secret: CAPTF's reader ignores managed-by, the runtime's selector does not"
+		row.says = []string{"whether a Job clears it depends on the runtime", `app.kubernetes.io/managed-by (missing; the runtime's selector requires "terraform")`}
+		row.action = []string{"Whether a Job clears it depends on the runtime in the image"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}, clearedBy: "tofu"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26 F7: a lock ID that begins with "-" is a flag to the
 	// runtime's force-unlock, to which CAPTF passes it bare after -force.
 	{
@@ -290,6 +309,74 @@ func issue26Rows() []cfRow {
 		row.says = []string{"CAPTF clears it with terraformmachine/web's next Job, if a Job starts"}
 		row.notAction = []string{"No Job clears it"}
 		row.replay = &cfReplay{clearedBy: "terraform tofu"}
+		rows = append(rows, row)
+	}
+
+	// Review26b N4: a first apply's init wrote the empty state Secret
+	// (StateMgr locks, writes, unlocks) and its pod was killed after its
+	// apply took the lock, before CAPTF's next pass: StateReadable still
+	// says StateNotFound, and the next Job's init reads the Secret.
+	{
+		row, r := stale19("issue26/1g StateNotFound, but the first init wrote the state Secret: the next Job clears", "cf26-1g", tc,
+			cf26(cfPlan+" Steps", tfState, tofuState, tfClient, tofuClient126))
+		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("StateReadable", "Unknown", "StateNotFound")), World: in(testbed.World{})})
+		row.clears = true
+		row.note = "a state Secret exists though CAPTF's last pass found none: the plugin lists it, the Secret wins"
+		row.says = []string{"CAPTF clears it with the object's next Job"}
+		row.notAction = []string{"No Job clears it"}
+		rows = append(rows, row)
+	}
+
+	// Review26b N2: the base Secret deleted and a chunk left, before
+	// CAPTF's next pass turns StateReadable True into StateInconsistent:
+	// both runtimes read the base by name and their init fails.
+	{
+		row, r := stale19("issue26/1h live, base deleted and a chunk left: the next Job's init fails", "cf26-1h", tc,
+			cf26(cfReaderGo, cfPlan+" Steps", tfClient, tofuClient126, tfState, tofuState))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			ctx := context.Background()
+			if err := admin.StateChunk(ctx, *r, "cl-"+r.Suffix(), 1); err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Kube.CoreV1().Secrets(ns).Delete(ctx, object.StateSecretName("default", r.Suffix()), metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.note = "CAPTF's reader still finds a Secret of the selector; the runtime reads the base alone"
+		row.says = []string{"no Job clears it", "is the base Secret tfstate-default-" + r.Suffix() + " the runtime reads", "init fails and the force-unlock step never runs"}
+		row.action = []string{"No Job clears it"}
+		row.replay = &cfReplay{step: "init", output: []string{"already locked by another", "panic: runtime error: index out of range"}}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26b N1: a state the real terraform chunked (LargeStateResources:
+	// the base and -part-N Secrets). terraform's init reads it and its
+	// force-unlock clears the lock; OpenTofu's Get reads the base alone
+	// and its init fails. Nothing read names the image's runtime.
+	{
+		row, r := stale19("issue26/1i chunked state: terraform's init clears, OpenTofu's fails", "cf26-1i", tc,
+			cf26(cfReaderGo+" (orderChunks)", cfRunGo+" ChooseImage", cfPlan+" Steps", tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			w := testbed.World{NoState: true}
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &w})
+			ctx := context.Background()
+			dir, err := tf.Init(ctx, testbed.Backend{Namespace: ns, Suffix: r.Suffix(), Labels: testbed.BackendLabels(*r, w.ClusterOf(*r)), Resources: testbed.LargeStateResources})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := tf.Run(ctx, dir, "apply", "-auto-approve", "-input=false", "-no-color"); err != nil {
+				t.Fatalf("terraform apply of a large state: %v\n%s", err, out)
+			}
+		}
+		// OpenTofu v1.12.6 says "Error loading state" and "unexpected EOF":
+		// the base holds a truncated gzip stream.
+		row.note = "terraform split the state into the base and -part-N Secrets; the runtime in the image decides"
+		row.says = []string{"whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
+		row.action = []string{"Whether a Job clears it depends on the runtime in the image", "Unlock it unless you know the image holds Terraform."}
+		row.replay = &cfReplay{step: "init", output: []string{"unexpected EOF"}, clearedBy: "terraform"}
+		row.check = noUnlockAdvice(*r)
 		rows = append(rows, row)
 	}
 

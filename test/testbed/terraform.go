@@ -69,8 +69,23 @@ func (t Terraform) bin() (string, error) {
 	return p, nil
 }
 
+// env is the environment of every run: this process's, without the
+// TF_* and KUBE_* variables CAPTF's runner drops (all but
+// TF_IN_AUTOMATION, TF_INPUT and KUBE_NAMESPACE: internal/runner/prepare.go
+// runnerOwned at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), since a
+// TF_WORKSPACE, TF_CLI_ARGS_init or KUBE_CONFIG_PATH in the test's shell
+// would change what the runtime does; no CLI config, as CAPTF passes one
+// only with a provider mirror.
 func (t Terraform) env() []string {
-	return append(os.Environ(), "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_INPUT=0")
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if (strings.HasPrefix(name, "TF_") || strings.HasPrefix(name, "KUBE_")) && name != "TF_IN_AUTOMATION" && name != "TF_INPUT" && name != "KUBE_NAMESPACE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_CLI_CONFIG_FILE=", "TF_INPUT=0")
 }
 
 // Init writes a configuration for the backend and runs `terraform init`

@@ -181,6 +181,7 @@ func runnerJob(owner object.Ref, name string, finished bool) *batchv1.Job {
 func stateSecretOf(r object.Ref) *corev1.Secret {
 	l := inspect.BackendLabels(r, "owner") // a TerraformCluster's owner in captfObject
 	l["tfstate"], l[inspect.LabelSecretSuffix], l[inspect.LabelWorkspace] = "true", r.Suffix(), object.DefaultWorkspace
+	l[inspect.LabelManagedBy] = "terraform"
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: object.StateSecretName(object.DefaultWorkspace, r.Suffix()), Namespace: r.Namespace, Labels: l},
 		Data: map[string][]byte{"tfstate": []byte("SECRET-STATE-DATA")}}
 }

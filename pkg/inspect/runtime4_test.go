@@ -1,0 +1,46 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/object"
+)
+
+// chunk is the state Secret tfstate-default-<suffix>-part-<n> of r, as
+// terraform writes the chunks of a large state.
+func chunk(r object.Ref, n string) *corev1.Secret {
+	s := stateSecret(r)
+	s.ObjectMeta = metav1.ObjectMeta{Name: s.Name + "-part-" + n, Namespace: s.Namespace, Labels: s.Labels}
+	return s
+}
+
+// review26b N2: the base Secret gone and a chunk left, while CAPTF last
+// recorded StateReadable True: CAPTF's reader still finds state, the
+// runtimes read the base by name and find none, so init fails on the lock.
+func TestChunksWithoutTheBaseAreNoState(t *testing.T) {
+	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), chunk(demo, "1")}, withConditions([3]string{"StateReadable", "True", "StateRead"})).only(t)
+	want(t, r, v1alpha1.Stale, "no Job clears it", "is the base Secret tfstate-default-"+demo.Suffix()+" the runtime reads", "tfstate-default-"+demo.Suffix()+"-part-1 only", "init fails and the force-unlock step never runs")
+	if r.Decision.StaleCase != StaleNoState || r.Decision.CAPTFClears {
+		t.Errorf("case %v (captfClears %v): %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
+	}
+}
+
+// review26b N1: a chunked state (the base and -part-N Secrets, as
+// terraform writes a large one): terraform's init reads it, OpenTofu's
+// reads the base alone and fails, and nothing read names the runtime.
+func TestChunkedStateDependsOnTheRuntime(t *testing.T) {
+	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), stateSecret(demo), chunk(demo, "1")}, withConditions([3]string{"StateReadable", "True", "StateRead"})).only(t)
+	want(t, r, v1alpha1.Stale, "whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-"+demo.Suffix()+"-part-1)", "with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock", "with an OpenTofu image, init reads the base Secret alone, cannot decode")
+	if r.Decision.StaleCase != StaleChunked || r.Decision.CAPTFClears {
+		t.Errorf("case %v (captfClears %v): %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
+	}
+	if got := RelabeledText("x"); !strings.Contains(got, "unless the state is chunked (-part-N Secrets), which OpenTofu's init cannot read") {
+		t.Errorf("RelabeledText still says OpenTofu clears chunked state: %s", got)
+	}
+}
