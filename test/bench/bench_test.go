@@ -28,7 +28,7 @@ func TestBenchmarkSmall(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1,
-		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1, NoisyEvents: 50, NoisyRuns: 1}
+		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1, NoisyEvents: 50, NoisyRuns: 1, IdleSeed: true}
 	rep, err := Run(context.Background(), c, plugin, io.Discard)
 	if err != nil {
 		t.Fatal(err)
