@@ -93,7 +93,7 @@ func allStale(ctx context.Context, c Config, plugin string, log io.Writer) (*All
 }
 
 // markdown renders the section of docs/benchmarks.md.
-func (a *AllStale) markdown() string {
+func (a *AllStale) markdown(kube string) string {
 	var b strings.Builder
 	row := func(name string) Measurement {
 		for _, r := range a.Rows {
@@ -104,8 +104,8 @@ func (a *AllStale) markdown() string {
 		return Measurement{}
 	}
 	locks, dry, confirm := row(rowStaleLocks), row(rowStaleDryRun), row(rowStaleConfirm)
-	fmt.Fprintf(&b, "\n## `unlock --all-stale` (issue 21), at %d locks, %d of them Stale\n\n", a.Locks, a.Stale)
-	fmt.Fprintf(&b, "A fresh cluster of the same shape; medians of %d runs of `locks -A` and the dry run, interleaved, then one `--confirm`, which clears every Stale lock.\n\n", a.Rows[0].Runs)
+	fmt.Fprintf(&b, "\n### `unlock --all-stale` (issue 21), at %d locks, %d of them Stale (kube-apiserver %s)\n\n", a.Locks, a.Stale, kube)
+	fmt.Fprintf(&b, "A fresh cluster of the developers' seed's shape; medians of %d runs of `locks -A` and the dry run, interleaved, then one `--confirm`, which clears every Stale lock.\n\n", a.Rows[0].Runs)
 	b.WriteString("| command | wall time | peak memory (RSS) | API requests | CPU | API server CPU |\n|---|---|---|---|---|---|\n")
 	for _, r := range a.Rows {
 		m := r.Median

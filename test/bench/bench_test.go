@@ -28,7 +28,7 @@ func TestBenchmarkSmall(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	c := Config{Leases: 120, Namespaces: 3, Held: 0.2, Unrelated: 10, Runs: 1, Loop: 4, LoopRuns: 1, Curve: []int{40}, CurveRuns: 1,
-		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1, NoisyEvents: 50, NoisyRuns: 1}
+		AllStaleLeases: 60, AllStaleHeld: 0.2, AllStaleRuns: 1, NoisyEvents: 50, NoisyRuns: 1, IdleSeed: true}
 	rep, err := Run(context.Background(), c, plugin, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -97,12 +97,37 @@ func TestBenchmarkSmall(t *testing.T) {
 	if a := rep.AllStale; a == nil || stale == 0 || a.Stale != stale || a.Left != 0 || len(a.Rows) != 3 || a.Rows[2].Median.Requests < stale {
 		t.Errorf("all-stale: want %d Stale: %+v", stale, a)
 	}
-	// explain among unrelated Events: the same requests as without them.
-	if n := rep.Noisy; n == nil || len(n.Rows) != 2 || n.Rows[0].Median.Requests != n.Rows[1].Median.Requests || n.Rows[1].Median.Wall <= 0 {
-		t.Errorf("explain in a noisy namespace: %+v", n)
+	// explain among unrelated Events: the same requests as without them,
+	// with kube-apiserver's Events watch cache off (its default) and on.
+	for _, n := range []*Noisy{rep.Noisy, rep.NoisyCached} {
+		if n == nil || len(n.Rows) != 2 || n.Rows[0].Median.Requests != n.Rows[1].Median.Requests || n.Rows[1].Median.Wall <= 0 {
+			t.Errorf("explain in a noisy namespace: %+v", n)
+		}
 	}
-	md := rep.Markdown(time.Now())
-	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "## `unlock --all-stale`", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |", "## `explain` in a noisy namespace"} {
+	if rep.Noisy == nil || rep.NoisyCached == nil || rep.Noisy.Cached || !rep.NoisyCached.Cached {
+		t.Errorf("the noisy cases' watch caches: %+v, %+v", rep.Noisy, rep.NoisyCached)
+	}
+	// The versions are the test-bed's, as its servers report them.
+	if !strings.HasPrefix(rep.Kube, "v1.") || !strings.HasPrefix(rep.Kubectl, "v1.") || rep.Noisy == nil || rep.Noisy.Kube != rep.Kube {
+		t.Errorf("versions: kube-apiserver %q, kubectl %q", rep.Kube, rep.Kubectl)
+	}
+	// The idle seed: the same held locks, the headline commands and the
+	// kinds' raw GETs measured, and fewer Leases' bytes than the
+	// developers' seed, which has a captf-run-* Lease for every lock.
+	if i := rep.Idle; i == nil || i.Held != 24 || i.Leases != c.Leases || len(i.Rows) != 5 {
+		t.Errorf("idle seed: %+v", i)
+	} else {
+		for _, r := range i.Rows {
+			if r.Median.Wall <= 0 || (r.Median.PeakKB <= 0) != strings.HasPrefix(r.Name, "raw-") {
+				t.Errorf("idle seed, %s: %+v", r.Name, r)
+			}
+		}
+		if idle, dev := rowOf(i.Rows, rowLeasesProto).Bytes, rowOf(rep.Rows, rowLeasesProto).Bytes; idle <= 0 || idle >= dev {
+			t.Errorf("all Leases: %d bytes on the idle seed, %d on the developers'", idle, dev)
+		}
+	}
+	md := Markdown([]*Report{rep}, time.Now())
+	for _, want := range []string{"| kubectl captf locks -A -o json |", "The manual loop takes", "raw GET of all Pods, protobuf", "## Growth curve", "| 40 |", SVGName, "## `unlock --all-stale`", "at most 2x the floor", "the reads the verdicts depend on take", "| API server CPU |", "### `explain` in a noisy namespace", "## Issue 28's targets", "### The idle seed", "with a watch cache for Events", "## kube-apiserver " + rep.Kube + ", kubectl " + rep.Kubectl} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}

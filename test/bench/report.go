@@ -32,8 +32,10 @@ const (
 // SVGName is the plot of the growth curve, next to docs/benchmarks.md.
 const SVGName = "benchmarks-growth.svg"
 
-func (r *Report) row(name string) Measurement {
-	for _, x := range r.Rows {
+func (r *Report) row(name string) Measurement { return rowOf(r.Rows, name) }
+
+func rowOf(rows []Row, name string) Measurement {
+	for _, x := range rows {
 		if x.Name == name {
 			return x.Median
 		}
@@ -76,20 +78,113 @@ func machine() string {
 	return fmt.Sprintf("%d cores of an %s (%s/%s, %s)", runtime.NumCPU(), name, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }
 
-// Markdown renders the report for docs/benchmarks.md.
-func (r *Report) Markdown(when time.Time) string {
+// Markdown renders the reports of one benchmark, one for each
+// kube-apiserver it ran against, for docs/benchmarks.md: issue 28's
+// targets side by side, then each version's tables.
+func Markdown(reps []*Report, when time.Time) string {
 	var b strings.Builder
-	c := r.Config
-	fmt.Fprintf(&b, "Measured %s on %s, with `go run ./hack/bench` (`make bench`).\n\n", when.UTC().Format("2006-01-02"), machine())
-	fmt.Fprintf(&b, "Cluster: a fresh test-bed (etcd and kube-apiserver on 127.0.0.1) seeded with %d lock Leases in %d namespaces, "+
-		"%d of them held (stale with the pod gone or Failed, live, foreign, unknown), the matching CAPTF objects and `captf-run-*` leases "+
-		"(so %d Leases in all), runner pods in several phases and %d unrelated pods; seeding took %s. "+
-		"Medians of %d runs (%d for the loop), interleaved.\n\n",
-		c.Leases, c.Namespaces, r.Held, 2*c.Leases, c.Unrelated, r.Seeding.Round(time.Second), c.Runs, c.LoopRuns)
+	var vs []string
+	for _, r := range reps {
+		vs = append(vs, "kube-apiserver "+r.Kube+" with kubectl "+r.Kubectl)
+	}
+	fmt.Fprintf(&b, "Measured %s on %s, with `go run ./hack/bench` (`make bench`), against %s, each a fresh test-bed "+
+		"(etcd and kube-apiserver on 127.0.0.1) built by hack/testbed, and the kubectl built beside it.\n",
+		when.UTC().Format("2006-01-02 15:04 MST"), machine(), strings.Join(vs, ", then "))
+	b.WriteString(sideBySide(reps))
+	for _, r := range reps {
+		b.WriteString(r.section())
+	}
+	return b.String()
+}
 
-	kube, locks := r.row(rowKubectl), r.row(rowLocks)
+// sideBySide is issue 28's table: each target on each version.
+func sideBySide(reps []*Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Issue 28's targets, every version side by side, this run\n\n| target, at %d locks |", reps[0].Config.Leases)
+	sep := "|---|"
+	for _, r := range reps {
+		fmt.Fprintf(&b, " kube-apiserver %s |", r.Kube)
+		sep += "---|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	line := func(name string, cell func(*Report) string) {
+		b.WriteString("| " + name + " |")
+		for _, r := range reps {
+			b.WriteString(" " + cell(r) + " |")
+		}
+		b.WriteString("\n")
+	}
+	for _, seed := range []struct {
+		name  string
+		table func(*Report) []Row
+	}{
+		{"the developers' seed", func(r *Report) []Row { return r.Rows }},
+		{"the idle seed", func(r *Report) []Row {
+			if r.Idle == nil {
+				return nil
+			}
+			return r.Idle.Rows
+		}},
+	} {
+		cell := func(f func(rows []Row) string) func(*Report) string {
+			return func(r *Report) string {
+				if rows := seed.table(r); rowOf(rows, rowLocks).Wall > 0 {
+					return f(rows)
+				}
+				return "not run"
+			}
+		}
+		line(fmt.Sprintf("`locks -A` at most %.1fx the raw reads its verdicts depend on, %s", targetReads, seed.name), cell(func(rows []Row) string {
+			locks, reads := rowOf(rows, rowLocks).Wall, readsOf(rows)
+			x := ratio(int64(locks), int64(reads))
+			return fmt.Sprintf("**%.2fx** (%s against %s), %s", x, locks.Round(time.Millisecond), reads.Round(time.Millisecond), verdict(x <= targetReads))
+		}))
+		line(fmt.Sprintf("`locks -A` at most %.1fx the time of `kubectl get leases -A -o json`, %s", targetKubectl, seed.name), cell(func(rows []Row) string {
+			locks, kube := rowOf(rows, rowLocks).Wall, rowOf(rows, rowKubectl).Wall
+			x := ratio(int64(locks), int64(kube))
+			return fmt.Sprintf("**%.2fx** (%s against %s), %s", x, locks.Round(time.Millisecond), kube.Round(time.Millisecond), verdict(x <= targetKubectl))
+		}))
+		line(fmt.Sprintf("`locks -A` peak memory at most %.1fx kubectl's, %s", targetMemory, seed.name), cell(func(rows []Row) string {
+			locks, kube := rowOf(rows, rowLocks).PeakKB, rowOf(rows, rowKubectl).PeakKB
+			x := ratio(locks, kube)
+			return fmt.Sprintf("**%.2fx** (%s against %s), %s", x, mb(locks), mb(kube), verdict(x <= targetMemory))
+		}))
+	}
+	for _, cached := range []bool{false, true} {
+		name := fmt.Sprintf("`explain` with %d unrelated Events in its namespace at most %.1fx its time without them, ", reps[0].Config.NoisyEvents, targetNoisy)
+		if cached {
+			name += "kube-apiserver with a watch cache for Events"
+		} else {
+			name += "kube-apiserver as it starts by default (no watch cache for Events)"
+		}
+		line(name, func(r *Report) string {
+			n := r.Noisy
+			if cached {
+				n = r.NoisyCached
+			}
+			if n == nil {
+				return "not run"
+			}
+			x := n.ratio()
+			return fmt.Sprintf("**%.2fx** (%s against %s), %s", x, n.Rows[1].Median.Wall.Round(time.Millisecond), n.Rows[0].Median.Wall.Round(time.Millisecond), verdict(x <= targetNoisy))
+		})
+	}
+	return b.String()
+}
+
+// readsOf is the raw reads the verdicts depend on, one after the other:
+// Leases and Pods in protobuf, the three CAPTF kinds in JSON.
+func readsOf(rows []Row) time.Duration {
+	return rowOf(rows, rowLeasesProto).Wall + rowOf(rows, rowPodsProto).Wall + rowOf(rows, rowKindsJSON).Wall
+}
+
+// table renders rows, with each command's time and memory against
+// kubectl's list of the same Leases.
+func table(rows []Row) string {
+	var b strings.Builder
+	kube := rowOf(rows, rowKubectl)
 	b.WriteString("| command | wall time | peak memory (RSS) | API requests | CPU | API server CPU | time vs kubectl | memory vs kubectl |\n|---|---|---|---|---|---|---|---|\n")
-	for _, x := range r.Rows {
+	for _, x := range rows {
 		m := x.Median
 		mem := "—"
 		if m.PeakKB > 0 {
@@ -106,6 +201,23 @@ func (r *Report) Markdown(when time.Time) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %.2f | %s |\n", cmd, m.Wall.Round(time.Millisecond), mb(m.PeakKB), m.Requests,
 			cpu, m.ServerCPU.Round(10*time.Millisecond), ratio(int64(m.Wall), int64(kube.Wall)), mem)
 	}
+	return b.String()
+}
+
+// section renders one version's tables.
+func (r *Report) section() string {
+	var b strings.Builder
+	c := r.Config
+	fmt.Fprintf(&b, "\n## kube-apiserver %s, kubectl %s\n", r.Kube, r.Kubectl)
+	fmt.Fprintf(&b, "\n### The developers' seed, %d locks (kube-apiserver %s)\n\n", c.Leases, r.Kube)
+	fmt.Fprintf(&b, "A fresh test-bed seeded with %d lock Leases in %d namespaces, "+
+		"%d of them held (stale with the pod gone or Failed, live, foreign, unknown), the matching CAPTF objects and `captf-run-*` leases "+
+		"(so %d Leases in all), runner pods in several phases and %d unrelated pods; seeding took %s. "+
+		"Medians of %d runs (%d for the loop), interleaved.\n\n",
+		c.Leases, c.Namespaces, r.Held, 2*c.Leases, c.Unrelated, r.Seeding.Round(time.Second), c.Runs, c.LoopRuns)
+	b.WriteString(table(r.Rows))
+
+	kube, locks := r.row(rowKubectl), r.row(rowLocks)
 	floor := r.row(rowLeasesProto).Wall + r.row(rowPodsProto).Wall
 	loop, explain := r.row(rowLoop), r.row(rowExplain)
 	if loop.Wall > 0 {
@@ -113,7 +225,7 @@ func (r *Report) Markdown(when time.Time) string {
 			ratio(int64(loop.Wall), int64(locks.Wall)), c.Leases, ratio(int64(loop.Wall), int64(explain.Wall)))
 	}
 
-	fmt.Fprintf(&b, "\n## Targets (issue 14), at %d locks, this run\n\n", c.Leases)
+	fmt.Fprintf(&b, "\n#### Targets (issue 14), at %d locks, this run\n\n", c.Leases)
 	fmt.Fprintf(&b, "- `locks -A -o json` at most %.0fx the floor (raw Leases + raw Pods, protobuf: %s): **%.2fx**, %s.\n",
 		targetFloor, floor.Round(time.Millisecond), ratio(int64(locks.Wall), int64(floor)), verdict(ratio(int64(locks.Wall), int64(floor)) <= targetFloor))
 	fmt.Fprintf(&b, "- at most %.1fx the time of `kubectl get leases -A -o json`: **%.2fx**, %s.\n",
@@ -134,7 +246,7 @@ func (r *Report) Markdown(when time.Time) string {
 
 	if kinds := r.row(rowKindsJSON).Wall; kinds > 0 {
 		reads := floor + kinds
-		fmt.Fprintf(&b, "\n## Targets (issue 21), at %d locks, this run\n\n", c.Leases)
+		fmt.Fprintf(&b, "\n#### Targets (issue 21), at %d locks, this run\n\n", c.Leases)
 		fmt.Fprintf(&b, "- `locks -A -o json` at most %.1fx the raw reads its verdicts depend on, one after the other (Leases and Pods in protobuf, the three kinds in JSON: %s): **%.2fx**, %s.\n",
 			targetReads, reads.Round(time.Millisecond), ratio(int64(locks.Wall), int64(reads)), verdict(ratio(int64(locks.Wall), int64(reads)) <= targetReads))
 		fmt.Fprintf(&b, "- at most %.1fx the time of `kubectl get leases -A -o json`: **%.2fx**, %s.\n",
@@ -151,9 +263,20 @@ func (r *Report) Markdown(when time.Time) string {
 		}
 	}
 
+	if t := r.Idle; t != nil {
+		fmt.Fprintf(&b, "\n### The idle seed, %d locks (kube-apiserver %s)\n\n", t.Leases, r.Kube)
+		fmt.Fprintf(&b, "A fresh test-bed seeded as real CAPTF leaves a management cluster between runs: %d lock Leases in %d namespaces, "+
+			"each with CAPTF's labels and its CAPTF object, %d of them held as in the developers' seed; the other %d locked once and released "+
+			"as the kubernetes backend releases them (no holderIdentity, no lock-info annotation); no `captf-run-*` Leases, which CAPTF deletes "+
+			"once it has recorded a run, and no finished runner pods. So %d of the %d Leases hold no lock and carry no lock info. "+
+			"%d unrelated pods; seeding took %s. Medians of %d runs, interleaved.\n\n",
+			t.Leases, c.Namespaces, t.Held, t.Leases-t.Held, t.Leases-t.Held, t.Leases, c.Unrelated, t.Seeding.Round(time.Second), c.Runs)
+		b.WriteString(table(t.Rows))
+	}
+
 	if len(r.Curve) > 1 {
-		b.WriteString("\n## Growth curve\n\n")
-		fmt.Fprintf(&b, "Each point is a fresh cluster of the same shape (20%% held, unrelated pods in proportion); medians of %d runs "+
+		fmt.Fprintf(&b, "\n### Growth curve (kube-apiserver %s)\n\n", r.Kube)
+		fmt.Fprintf(&b, "Each point is a fresh cluster of the developers' seed's shape (20%% held, unrelated pods in proportion); medians of %d runs "+
 			"(of %d at %d locks). The floor is the raw GETs of all Leases and all Pods in protobuf.\n\n", c.CurveRuns, c.Runs, c.Leases)
 		b.WriteString("| locks | `locks -A` time | `locks -A` memory | `locks -A` requests | floor | `locks -A` vs floor | kubectl time | kubectl memory | kubectl requests |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, p := range r.Curve {
@@ -165,10 +288,13 @@ func (r *Report) Markdown(when time.Time) string {
 	}
 
 	if r.AllStale != nil {
-		b.WriteString(r.AllStale.markdown())
+		b.WriteString(r.AllStale.markdown(r.Kube))
 	}
 	if r.Noisy != nil {
 		b.WriteString(r.Noisy.markdown())
+	}
+	if r.NoisyCached != nil {
+		b.WriteString(r.NoisyCached.markdown())
 	}
 	return b.String()
 }

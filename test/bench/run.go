@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -39,20 +40,33 @@ type Row struct {
 	Runs    int
 }
 
-// Report is a whole benchmark.
+// Report is a whole benchmark against one kube-apiserver.
 type Report struct {
-	Config  Config
-	Held    int
-	Seeding time.Duration
+	Config Config
+	// Kube and Kubectl are the versions of the test-bed's kube-apiserver,
+	// as it reports itself, and of the kubectl built beside it.
+	Kube, Kubectl string
+	Held          int
+	Seeding       time.Duration
 	// Rows are the table at Config.Leases locks.
 	Rows []Row
+	// Idle is the headline table on the idle seed (Config.Idle).
+	Idle *Table
 	// Curve has a point for Config.Leases and each of Config.Curve.
 	Curve []Point
 	// AllStale is unlock --all-stale on a cluster of its own.
 	AllStale *AllStale
 	// Noisy is explain among many unrelated Events, on a cluster of its
-	// own.
-	Noisy *Noisy
+	// own; NoisyCached the same on a cluster whose kube-apiserver keeps a
+	// watch cache for Events.
+	Noisy, NoisyCached *Noisy
+}
+
+// Table is one seeded cluster's rows.
+type Table struct {
+	Held, Leases int // held locks, and all Leases
+	Seeding      time.Duration
+	Rows         []Row
 }
 
 var (
@@ -115,14 +129,25 @@ func median(ms []Measurement) Measurement {
 // Run measures the issue's cluster (c.Leases locks) side by side with
 // kubectl and the floor, then each size of c.Curve on a fresh cluster of
 // its own, for the growth curve. plugin is the built kubectl-captf binary.
+// The test-bed is the one CAPTF_KUBE names (testbed.Binaries), and kubectl
+// the one built beside its kube-apiserver, whatever PATH holds.
 func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, error) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		return nil, fmt.Errorf("the benchmark compares with kubectl, which is not on PATH")
-	}
 	rep := &Report{Config: c}
+	bins, err := testbed.Binaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	kubectl := filepath.Join(testbed.PathDir(bins), "kubectl")
+	if rep.Kubectl, err = kubectlVersion(ctx, kubectl); err != nil {
+		return nil, err
+	}
 	if err := rep.main(ctx, c, plugin, kubectl, log); err != nil {
 		return nil, err
+	}
+	if c.IdleSeed {
+		if rep.Idle, err = idleTable(ctx, c, plugin, kubectl, log); err != nil {
+			return nil, err
+		}
 	}
 	for _, n := range c.Curve {
 		p, err := curvePoint(ctx, c.scaled(n), plugin, kubectl, log)
@@ -138,21 +163,50 @@ func Run(ctx context.Context, c Config, plugin string, log io.Writer) (*Report, 
 		}
 	}
 	if c.NoisyEvents > 0 {
-		if rep.Noisy, err = noisy(ctx, c, plugin, log); err != nil {
+		if rep.Noisy, rep.NoisyCached, err = noisyBoth(ctx, c, plugin, log); err != nil {
 			return nil, err
 		}
 	}
 	return rep, nil
 }
 
-// RunNoisy measures explain in a noisy namespace alone (Noisy), and
-// returns its section of docs/benchmarks.md.
-func RunNoisy(ctx context.Context, c Config, plugin string, log io.Writer) (string, error) {
-	n, err := noisy(ctx, c, plugin, log)
+// kubectlVersion is kubectl's own version.
+func kubectlVersion(ctx context.Context, kubectl string) (string, error) {
+	b, err := exec.CommandContext(ctx, kubectl, "version", "--client", "-o", "json").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %v", kubectl, err)
+	}
+	var v struct {
+		ClientVersion struct{ GitVersion string } `json:"clientVersion"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.ClientVersion.GitVersion == "" {
+		return "", fmt.Errorf("%s version: no client version in %q", kubectl, b)
+	}
+	return v.ClientVersion.GitVersion, nil
+}
+
+// serverVersion is the version the test-bed's kube-apiserver reports.
+func serverVersion(bed *testbed.Cluster) (string, error) {
+	cs, err := bed.Clients()
 	if err != nil {
 		return "", err
 	}
-	return n.markdown(), nil
+	v, err := cs.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return "", err
+	}
+	return v.GitVersion, nil
+}
+
+// RunNoisy measures explain in a noisy namespace alone (Noisy), with the
+// Events watch cache off and on, and returns its section of
+// docs/benchmarks.md.
+func RunNoisy(ctx context.Context, c Config, plugin string, log io.Writer) (string, error) {
+	n, cached, err := noisyBoth(ctx, c, plugin, log)
+	if err != nil {
+		return "", err
+	}
+	return n.markdown() + cached.markdown(), nil
 }
 
 // scaled is the configuration of a curve point of n locks: the same
@@ -204,6 +258,8 @@ func headline(bed *testbed.Cluster, plugin, kubectl string, plain, counted []str
 	}
 }
 
+const kindsShown = "raw GETs of all objects of the three CAPTF kinds, JSON (not decoded), one after the other"
+
 // kindPaths lists every object of each CAPTF kind: JSON only, as the API
 // server serves custom resources, and in full, as locks -A reads them when
 // the gates of more than a few owners decide their verdicts' reasons.
@@ -224,6 +280,9 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 	}
 	defer bed.Stop()
 	rep.Held, rep.Seeding = len(s.held), seeding
+	if rep.Kube, err = serverVersion(bed); err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "captf-bench-")
 	if err != nil {
 		return err
@@ -240,7 +299,7 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 			env: counted, argv: []string{c.Baseline, "locks", "-A", "-o", "json"}, runs: c.Runs})
 	}
 	specs = append(specs,
-		cmdSpec{name: rowKindsJSON, shown: "raw GETs of all objects of the three CAPTF kinds, JSON (not decoded), one after the other", raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs},
+		cmdSpec{name: rowKindsJSON, shown: kindsShown, raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs},
 		cmdSpec{name: rowLeasesJSON, shown: "raw GET of all Leases, JSON (not decoded)", raw: &rawList{bed: bed, paths: []string{"/apis/coordination.k8s.io/v1/leases"}, accept: "application/json"}, runs: c.Runs},
 		cmdSpec{name: rowExplain, shown: "kubectl captf explain " + s.explain.String() + " -n " + s.explain.Namespace, env: counted, argv: []string{plugin, "explain", s.explain.String(), "-n", s.explain.Namespace, "-o", "json"}, runs: c.Runs},
 		cmdSpec{name: rowLoop, shown: fmt.Sprintf("manual runbook: kubectl get lease, then kubectl get pod, for %d held locks", min(c.Loop, len(s.held))), env: plain, argv: []string{"bash", loop}, runs: c.LoopRuns},
@@ -270,6 +329,31 @@ func curvePoint(ctx context.Context, c Config, plugin, kubectl string, log io.Wr
 		return Point{}, err
 	}
 	return pointOf(c.Leases, rows), nil
+}
+
+// idleTable measures the headline commands and the CAPTF kinds' raw GETs
+// on a fresh cluster of the idle seed (Config.Idle), at c.Leases locks.
+func idleTable(ctx context.Context, c Config, plugin, kubectl string, log io.Writer) (*Table, error) {
+	ic := c
+	ic.Idle = true
+	bed, s, seeding, err := startSeeded(ctx, ic, log)
+	if err != nil {
+		return nil, err
+	}
+	defer bed.Stop()
+	dir, err := os.MkdirTemp("", "captf-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	plain, counted := env(bed, plugin, dir)
+	specs := append(headline(bed, plugin, kubectl, plain, counted, c.Runs),
+		cmdSpec{name: rowKindsJSON, shown: kindsShown, raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs})
+	rows, err := measureAll(ctx, specs, apiserver(bed), log)
+	if err != nil {
+		return nil, err
+	}
+	return &Table{Held: len(s.held), Leases: c.Leases, Seeding: seeding, Rows: rows}, nil
 }
 
 // apiserver is the test-bed's kube-apiserver process.
@@ -360,6 +444,10 @@ func Serve(ctx context.Context, c Config, log io.Writer) (*testbed.Cluster, erro
 
 // startSeeded starts a fresh test-bed and seeds it.
 func startSeeded(ctx context.Context, c Config, log io.Writer) (*testbed.Cluster, *seeded, time.Duration, error) {
+	shape := "the developers' seed"
+	if c.Idle {
+		shape = "the idle seed"
+	}
 	bed, err := testbed.Start(ctx, testbed.Options{})
 	if err != nil {
 		return nil, nil, 0, err
@@ -369,7 +457,7 @@ func startSeeded(ctx context.Context, c Config, log io.Writer) (*testbed.Cluster
 		bed.Stop()
 		return nil, nil, 0, err
 	}
-	fmt.Fprintf(log, "seeding %d locks in %d namespaces...\n", c.Leases, c.Namespaces)
+	fmt.Fprintf(log, "seeding %d locks in %d namespaces, %s...\n", c.Leases, c.Namespaces, shape)
 	start := time.Now()
 	s, err := seed(ctx, cs, c)
 	if err != nil {

@@ -40,6 +40,14 @@ type Config struct {
 	// that explain explains, side by side with the same lock in a
 	// namespace without them, NoisyRuns runs each (0: not measured).
 	NoisyEvents, NoisyRuns int
+	// Idle seeds Leases as real CAPTF leaves them between runs instead of
+	// the developers' seed: the free lock Leases locked once and released
+	// as the backend releases them (holderIdentity removed, the lock-info
+	// annotation deleted, CAPTF's labels kept), no captf-run-* Leases (CAPTF
+	// deletes them once it has recorded the run) and no finished runner
+	// pods, so that 4 in 5 of all Leases hold no lock and carry no lock
+	// info. IdleSeed measures the headline commands on such a cluster too.
+	Idle, IdleSeed bool
 	// Baseline, when set, is a kubectl-captf binary built from an earlier
 	// commit (BaselineLabel names it): its locks -A, and its --all-stale
 	// dry run, run interleaved with this build's, so that a change is
@@ -49,7 +57,8 @@ type Config struct {
 
 // Default is the cluster: 10,000 locks in 100 namespaces, 20% held.
 var Default = Config{Leases: 10000, Namespaces: 100, Held: 0.2, Unrelated: 3000, Runs: 5, Loop: 200, LoopRuns: 3,
-	Curve: []int{1000, 50000}, CurveRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3, NoisyEvents: 5000, NoisyRuns: 9}
+	Curve: []int{1000, 50000}, CurveRuns: 3, AllStaleLeases: 5000, AllStaleHeld: 0.1, AllStaleRuns: 3, NoisyEvents: 5000, NoisyRuns: 9,
+	IdleSeed: true}
 
 // lockKind is what a seeded lock is.
 type lockKind int
@@ -134,14 +143,19 @@ func seed(ctx context.Context, cs *testbed.Clients, c Config) (*seeded, error) {
 			if err := cs.Object(ctx, r); err != nil {
 				return err
 			}
-			runLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "captf-run-" + r.Suffix(), Namespace: r.Namespace, Labels: map[string]string{"captf.io/lease": "run"}}}
-			if _, err := cs.Kube.CoordinationV1().Leases(r.Namespace).Create(ctx, runLease, metav1.CreateOptions{}); err != nil {
-				return err
+			if !c.Idle {
+				runLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "captf-run-" + r.Suffix(), Namespace: r.Namespace, Labels: map[string]string{"captf.io/lease": "run"}}}
+				if _, err := cs.Kube.CoordinationV1().Leases(r.Namespace).Create(ctx, runLease, metav1.CreateOptions{}); err != nil {
+					return err
+				}
 			}
 			var holder, info *string
 			id := fmt.Sprintf("%08x-0000-0000-0000-000000000000", i)
 			switch k {
 			case free:
+				if c.Idle {
+					return released(ctx, cs, r, id, "root@"+host, created)
+				}
 			case unknown:
 				holder, info = &id, ptr("{not json")
 			case foreign:
@@ -188,6 +202,24 @@ func seed(ctx context.Context, cs *testbed.Clients, c Config) (*seeded, error) {
 	default:
 	}
 	return s, nil
+}
+
+// released makes r's lock Lease as the kubernetes backend leaves it after
+// a run: created locked, then updated with holderIdentity removed and the
+// lock-info annotation deleted (hashicorp/terraform
+// internal/backend/remote-state/kubernetes client.go, Lock and Unlock), so
+// that its metadata carries what a real release leaves, managedFields
+// included.
+func released(ctx context.Context, cs *testbed.Clients, r object.Ref, id, who string, created time.Time) error {
+	info := testbed.LockInfo(id, who, created)
+	l, err := cs.LockLease(ctx, r.Namespace, r.Suffix(), testbed.BackendLabels(r, testbed.ObjectCluster), &id, &info)
+	if err != nil {
+		return err
+	}
+	l.Spec.HolderIdentity = nil
+	delete(l.Annotations, "app.terraform.io/lock-info")
+	_, err = cs.Kube.CoordinationV1().Leases(r.Namespace).Update(ctx, l, metav1.UpdateOptions{})
+	return err
 }
 
 func ptr(s string) *string { return &s }

@@ -54,6 +54,10 @@ type Options struct {
 	Detach bool
 	// NoCRDs leaves CAPTF's CRDs out, as on a cluster without CAPTF.
 	NoCRDs bool
+	// APIServerFlags are more kube-apiserver flags, after the test-bed's
+	// own: the benchmark turns on a watch cache that kube-apiserver keeps
+	// off by default, to measure what it changes.
+	APIServerFlags []string
 }
 
 // Start builds (or takes from the cache) the binaries and starts etcd and
@@ -113,6 +117,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		"--disable-admission-plugins=ServiceAccount",
 		"--endpoint-reconciler-type=none",
 	}
+	c.apiserver = append(c.apiserver, o.APIServerFlags...)
 	if err := c.run(o, c.apiserver[0], "kube-apiserver.log", c.apiserver[1:]...); err != nil {
 		return nil, err
 	}
