@@ -1,13 +1,18 @@
 package cmd
 
 import (
+	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/captf-io/kubectl-captf/internal/fakeapi"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -78,5 +83,32 @@ func TestTargetDiscoveryRefused(t *testing.T) {
 	res := captf(t, f, "explain", "terraformcluster/demo", "-n", "infra")
 	if res.code != ExitError || strings.Count(res.err, "\n") != 1 || strings.Contains(res.err, "the plugin needs") || strings.Contains(res.err, `""`) {
 		t.Errorf("exit %d, stderr %q", res.code, res.err)
+	}
+}
+
+// explain and unlock end at once on a signal while they resolve their
+// target on a server that takes connections and never answers: nothing is
+// written before, and cli-runtime's builder would wait out its timeouts.
+func TestSignalEndsTargetResolution(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	t.Cleanup(func() { close(hang); srv.Close() })
+	kc := testKubeconfig(t, srv.URL)
+	for _, args := range [][]string{{"explain", "terraformcluster/demo"}, {"unlock", "terraformcluster/demo", "--confirm"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		time.AfterFunc(500*time.Millisecond, func() { cancel(interrupted{syscall.SIGINT}) })
+		s, _, out, errOut := genericiooptions.NewTestIOStreams()
+		done := make(chan int, 1)
+		go func() {
+			done <- execute(ctx, s, append(args, "--kubeconfig", kc, "--insecure-skip-tls-verify", "--cache-dir", t.TempDir()), nil)
+		}()
+		select {
+		case code := <-done:
+			if code != 130 || out.Len() != 0 {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want 130 and nothing printed", args, code, out, errOut)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%v still runs 10 s after SIGINT", args)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func (o *ExplainOptions) Validate() error { return nil }
 
 // Run resolves the argument, explains and prints.
 func (o *ExplainOptions) Run(ctx context.Context) error {
-	t, err := resolveTarget(o.factory, o.namespace, o.args)
+	t, err := resolveTargetUntil(ctx, o.factory, o.namespace, o.args)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,30 @@ type target struct {
 	Arg string
 	// Fetched is the object as the builder read it.
 	Fetched *unstructured.Unstructured
+}
+
+// resolveTargetUntil is resolveTarget, given up when ctx ends (Ctrl-C, a
+// signal): cli-runtime's builder reads discovery and the object without a
+// context, so an API server that takes connections and never answers
+// would hold a signal for its timeouts, two minutes and more, with
+// nothing printed. Nothing is written before the target is resolved, so
+// the run ends at once; the abandoned read ends with the process.
+func resolveTargetUntil(ctx context.Context, f *factory, namespace string, args []string) (*target, error) {
+	type resolved struct {
+		t   *target
+		err error
+	}
+	done := make(chan resolved, 1)
+	go func() {
+		t, err := resolveTarget(f, namespace, args)
+		done <- resolved{t, err}
+	}()
+	select {
+	case r := <-done:
+		return r.t, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // resolveTarget resolves `TYPE/NAME` or `TYPE NAME` as kubectl does,

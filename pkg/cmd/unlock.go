@@ -197,7 +197,7 @@ func (o *UnlockOptions) Run(ctx context.Context) error {
 		Confirm: o.Confirm, Reconcile: o.Reconcile,
 	}
 	if !o.AllStale {
-		t, err := resolveTarget(o.factory, o.namespace, o.args)
+		t, err := resolveTargetUntil(ctx, o.factory, o.namespace, o.args)
 		if err != nil {
 			return err
 		}
