@@ -38,6 +38,7 @@ func TestCompleteAndValidateErrors(t *testing.T) {
 		{[]string{"locks", "--verdict", ""}, `--verdict "" is not a verdict`},
 		{[]string{"locks", "--sort-by", "{.a}{.b}"}, "--sort-by "},
 		{[]string{"locks", "--color", "purple"}, `--color must be one of auto, always, never, not "purple"`},
+		{[]string{"locks", "--capi-cluster", ""}, `--capi-cluster "" is not a Cluster's name`},
 		{[]string{"locks", "-o", "bogus"}, `unable to match a printer suitable for the output format "bogus"`},
 		{[]string{"locks", "-o", "kyaml"}, `unable to match a printer suitable for the output format "kyaml", allowed formats are: go-template, go-template-file, json, jsonpath, jsonpath-as-json, jsonpath-file, name, template, templatefile, wide, yaml`},
 		{[]string{"locks", "extra"}, `unknown command "extra"`},

@@ -75,8 +75,9 @@ type LocksOptions struct {
 	// contexts are read.
 	oneClusterGiven []string
 	filter          verdictFilter
-	// verdictSet: --verdict was given, perhaps with nothing in it.
-	verdictSet bool
+	// verdictSet: --verdict was given, perhaps with nothing in it;
+	// capiClusterSet: --capi-cluster was.
+	verdictSet, capiClusterSet bool
 	// olderThanSet: --older-than was given (0 keeps every held lock).
 	olderThanSet bool
 	age          ageFilter
@@ -159,6 +160,7 @@ is not all clear then.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.verdictSet = cmd.Flags().Changed("verdict")
+			o.capiClusterSet = cmd.Flags().Changed("capi-cluster")
 			o.olderThanSet = cmd.Flags().Changed("older-than")
 			o.contextGiven = cmd.Flags().Changed("context")
 			o.oneClusterGiven = givenOneClusterFlags(cmd)
@@ -268,7 +270,9 @@ func (o *LocksOptions) Validate() error {
 	if o.sorter, err = newLockSorter(o.SortBy); err != nil {
 		return err
 	}
-	if o.CAPICluster != "" && !inspect.ValidName(o.CAPICluster) {
+	// Given empty (an unset variable in a script), it would keep every
+	// Cluster's locks: an error, as a name no Cluster has.
+	if (o.CAPICluster != "" || o.capiClusterSet) && !inspect.ValidName(o.CAPICluster) {
 		return fmt.Errorf("--capi-cluster %q is not a Cluster's name: give the name of a Cluster API Cluster, as -o wide's CLUSTER column shows it", o.CAPICluster)
 	}
 	return o.table.validate()

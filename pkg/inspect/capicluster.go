@@ -26,20 +26,27 @@ func ClusterOwner(refs []metav1.OwnerReference) string {
 }
 
 // ClusterOf is the name of the Cluster API Cluster an object of kind k
-// belongs to, "" when it names none, found as CAPTF finds it: a
-// TerraformCluster by its owner reference to the Cluster (adapter.go
-// Owner, above), a TerraformMachine or TerraformMachinePool by its
-// cluster.x-k8s.io/cluster-name label (internal/controllers/shared/
-// dependencies.go LookupCluster, util.GetClusterFromMetadata, at
-// 0454c6c56e647751e8251185a18712f0d3530c78). A TerraformCluster's label,
-// when set, must agree with its owner for CAPTF (a disagreeing one is an
-// OwnerMismatch, ownership.ClusterOwnerMismatch); one that Cluster API has
-// not adopted yet has no owner reference, and its label then names it.
+// belongs to, "" when it names none, found as CAPTF names it for its Jobs
+// and backend labels (shared/run.go ClusterName at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517, as ClusterNameOf): the
+// object's cluster.x-k8s.io/cluster-name label first, the label machines
+// and pools are found by (shared/dependencies.go LookupCluster); a
+// TerraformCluster without the label by its owner reference. A
+// TerraformCluster's owner reference that disagrees with its label is one
+// CAPTF calls forged or stale and does not follow (adapter.go Owner,
+// ownership.ClusterOwnerMismatch), so it never wins over the label. A name
+// no Cluster can have (not a DNS subdomain, such as one beginning with
+// "-") names none: it is printed nowhere as a Cluster's, nor given to
+// clusterctl.
 func ClusterOf(k object.Kind, m ObjectMeta) string {
-	if k == object.TerraformCluster && m.OwnerCluster != "" {
-		return m.OwnerCluster
+	name := m.ClusterLabel
+	if name == "" && k == object.TerraformCluster {
+		name = m.OwnerCluster
 	}
-	return m.ClusterLabel
+	if !ValidName(name) {
+		return ""
+	}
+	return name
 }
 
 // InCluster says whether the lock belongs to Cluster API Cluster name:

@@ -22,23 +22,30 @@ func labelled(r object.Ref, cluster string, owned bool) *unstructured.Unstructur
 }
 
 // TestLockCluster: each lock names the Cluster API Cluster its object
-// belongs to as CAPTF finds it: a TerraformCluster by its owner reference
-// (full gives it one to Cluster "c"), before its label; one without an
-// owner reference, and a machine, by the label. A lock whose object is
-// gone names none, whatever its Lease's labels say; --capi-cluster's
-// filter keeps the locks of one Cluster.
+// belongs to as CAPTF names it: by its cluster-name label first, a
+// TerraformCluster's disagreeing owner reference (full gives it one to
+// Cluster "c") never winning (review29c M1); a TerraformCluster without
+// the label by its owner reference; a name no Cluster can have, none. A
+// lock whose object is gone names none, whatever its Lease's labels say;
+// --capi-cluster's filter keeps the locks of one Cluster.
 func TestLockCluster(t *testing.T) {
 	tc := object.Ref{Kind: object.TerraformCluster, Namespace: "team-a", Name: "tc"}
 	loose := object.Ref{Kind: object.TerraformCluster, Namespace: "team-a", Name: "loose"}
 	m := object.Ref{Kind: object.TerraformMachine, Namespace: "team-a", Name: "m"}
 	gone := object.Ref{Kind: object.TerraformMachine, Namespace: "team-a", Name: "gone"}
+	adopted := object.Ref{Kind: object.TerraformCluster, Namespace: "team-a", Name: "adopted"}
+	forged := object.Ref{Kind: object.TerraformCluster, Namespace: "team-a", Name: "forged"}
 	goneLease := held(gone, "host")
 	goneLease.Labels[jobgate.ClusterNameLabel] = "prod"
-	c := newClusterFull([]runtime.Object{held(tc, "host"), lease(loose, nil, nil), lease(m, nil, nil), goneLease},
-		labelled(tc, "label-of-tc", true), labelled(loose, "prod", false), labelled(m, "prod", true))
+	hostile := full(forged, nil)
+	refs := hostile.GetOwnerReferences()
+	refs[0].Name = "--kubeconfig=/tmp/evil"
+	hostile.SetOwnerReferences(refs)
+	c := newClusterFull([]runtime.Object{held(tc, "host"), lease(loose, nil, nil), lease(m, nil, nil), goneLease, lease(adopted, nil, nil), lease(forged, nil, nil)},
+		labelled(tc, "label-of-tc", true), labelled(loose, "prod", false), labelled(m, "prod", true), full(adopted, nil), hostile)
 	rep := Decide(c.snapshot(Scope{}, nil))
 	leaseOf := func(r object.Ref) string { return object.LockLeaseName("default", r.Suffix()) }
-	want := map[string]string{leaseOf(tc): "c", leaseOf(loose): "prod", leaseOf(m): "prod", leaseOf(gone): ""}
+	want := map[string]string{leaseOf(tc): "label-of-tc", leaseOf(loose): "prod", leaseOf(m): "prod", leaseOf(gone): "", leaseOf(adopted): "c", leaseOf(forged): ""}
 	for _, r := range rep.Results {
 		l := r.Lock()
 		if w, ok := want[l.Name]; !ok || l.Cluster != w {

@@ -63,9 +63,6 @@ func seedCAPI(t *testing.T) {
 				return
 			}
 		}
-		// A TerraformCluster's Cluster is its owner's, as CAPTF finds it,
-		// even when its label says another.
-		capiErr = admin.PatchObject(ctx, prodTC, map[string]any{"metadata": map[string]any{"labels": map[string]any{testbed.ClusterNameLabel: "not-its-owner"}}})
 	})
 	if capiErr != nil {
 		t.Fatalf("seeding: %v", capiErr)
@@ -141,9 +138,21 @@ func TestCAPIClusterFlag(t *testing.T) {
 	if got := names(locksJSON(t, bed.Kubeconfig, "-A", "--capi-cluster", "dev")); !slices.Equal(got, []string{"capi-a/dev-md-0"}) {
 		t.Errorf("-A --capi-cluster dev: %q", got)
 	}
-	// A label the TerraformCluster carries, not its owner, selects nothing.
-	if got := names(locksJSON(t, bed.Kubeconfig, "-A", "--capi-cluster", "not-its-owner")); len(got) != 0 {
-		t.Errorf("--capi-cluster not-its-owner: %q", got)
+	// A TerraformCluster whose label disagrees with its owner reference
+	// is its label's, as CAPTF names it for its Jobs: an owner reference
+	// CAPTF calls forged does not hide its lock (review29c M1).
+	relabel := func(cluster string) {
+		t.Helper()
+		if err := admin.PatchObject(t.Context(), prodTC, map[string]any{"metadata": map[string]any{"labels": map[string]any{testbed.ClusterNameLabel: cluster}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	relabel("not-its-owner")
+	gotLabel := names(locksJSON(t, bed.Kubeconfig, "-A", "--capi-cluster", "not-its-owner"))
+	gotOwner := names(locksJSON(t, bed.Kubeconfig, "-A", "--capi-cluster", "prod"))
+	relabel("prod")
+	if !slices.Equal(gotLabel, []string{"capi-a/prod"}) || slices.Contains(gotOwner, "capi-a/prod") {
+		t.Errorf("label not-its-owner, owner prod: --capi-cluster not-its-owner %q, --capi-cluster prod %q", gotLabel, gotOwner)
 	}
 	// The Lease's label, which -l selects on, still names prod for the
 	// lock whose object is gone.
