@@ -445,7 +445,7 @@ func issue19Rows() []cfRow {
 		row.setup = seedOf(r, testbed.Seeded{Status: status19(cond19("DependenciesReady", "Unknown", "WaitingForOwner")), World: in(testbed.World{Cluster: "missing", NoCluster: true, Unprovisioned: true, NoState: true, NoRecords: true})})
 		// Issue 26: without state, the Job that comes once the gate
 		// clears fails its init on the lock.
-		row.says = []string{"no Job clears it: its state was never written", "whether that Job starts at all: a dependency gate is set (DependenciesReady Unknown/WaitingForOwner)"}
+		row.says = []string{"no Job clears it: no state Secret of suffix", "exists: its state was never written", "whether that Job starts at all: a dependency gate is set (DependenciesReady Unknown/WaitingForOwner)"}
 		rows = append(rows, row)
 	}
 	{

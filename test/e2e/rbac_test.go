@@ -86,8 +86,8 @@ func TestRBACDegrades(t *testing.T) {
 		}
 	}
 	table := captf(t, userConfig(t, testbed.Viewer), "locks", "-o", "wide")
-	if got := rowOf(t, table.out, "terraformcluster/stale-gone"); got[8] != "<unreadable>" || got[9] != "pod gone; Job captf-c-stale-gone-apply-a1-d72d2a could not be read" {
-		t.Errorf("ACTIVE JOB %q, RUNNER END %q", got[8], got[9])
+	if got := rowOf(t, table.out, "terraformcluster/stale-gone"); got[9] != "<unreadable>" || got[10] != "pod gone; Job captf-c-stale-gone-apply-a1-d72d2a could not be read" {
+		t.Errorf("ACTIVE JOB %q, RUNNER END %q (after CLUSTER)", got[9], got[10])
 	}
 }
 
