@@ -183,11 +183,12 @@ current-context: down
 			t.Errorf("%s unreachable: exit %d, out %q, err %q; want one error line", cmd, res.code, res.out, res.err)
 		}
 	}
-	// locks -w starts its informers at once: their first list fails and
-	// ends the watch, as client-go's streaming start (WatchListClient, on
-	// by default from v0.35) would not; it retried forever, silent.
+	// locks -w starts its informers at once: the first list to fail
+	// (the Leases' or the pods', whichever comes first) ends the watch,
+	// as client-go's streaming start (WatchListClient, on by default
+	// from v0.35) would not; it retried forever, silent.
 	res := captf(t, down, "locks", "-w", "--cache-dir", t.TempDir())
-	if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: cannot list leases") || !strings.Contains(res.err, "connection refused") {
+	if res.code != 1 || res.out != "" || strings.Count(res.err, "\n") != 1 || !strings.HasPrefix(res.err, "error: cannot list ") || !strings.Contains(res.err, "connection refused") {
 		t.Errorf("locks -w unreachable: exit %d, out %q, err %q; want one error line", res.code, res.out, res.err)
 	}
 }
