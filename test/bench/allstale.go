@@ -52,12 +52,11 @@ func allStale(ctx context.Context, c Config, plugin string, log io.Writer) (*All
 		return nil, err
 	}
 	defer bed.Stop()
-	dir, err := os.MkdirTemp("", "captf-bench-")
+	dir, _, counted, err := env(bed, plugin)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	_, counted := env(bed, plugin, dir)
 	out := &AllStale{Locks: sc.Leases, Stale: s.counts[staleGone] + s.counts[staleFailed], BaselineLabel: c.BaselineLabel}
 	specs := []cmdSpec{
 		{name: rowStaleLocks, shown: "kubectl captf locks -A -o json", env: counted, argv: []string{plugin, "locks", "-A", "-o", "json"}, runs: sc.Runs},

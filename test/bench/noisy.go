@@ -98,12 +98,11 @@ func noisy(ctx context.Context, c Config, plugin string, cached bool, log io.Wri
 	if err := seedEvents(ctx, cs, loud.Namespace, c.NoisyEvents); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "captf-bench-")
+	dir, _, counted, err := env(bed, plugin)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	_, counted := env(bed, plugin, dir)
 	spec := func(name string, r object.Ref, bin, label string) cmdSpec {
 		shown := "kubectl captf explain " + r.String() + " -n " + r.Namespace + " -o json"
 		if label != "" {

@@ -239,12 +239,16 @@ const (
 	rowKindsJSON   = "raw-kinds-json"
 )
 
-// env is the environment of every command: kubectl finds the plugin on
-// PATH, and all share one warm discovery cache in dir.
-func env(bed *testbed.Cluster, plugin, dir string) (plain, counted []string) {
+// env is the environment of every command of one cluster: kubectl finds
+// the plugin on PATH, and all share one warm discovery cache in dir, a new
+// temporary HOME the caller removes.
+func env(bed *testbed.Cluster, plugin string) (dir string, plain, counted []string, err error) {
+	if dir, err = os.MkdirTemp("", "captf-bench-"); err != nil {
+		return "", nil, nil, err
+	}
 	plain = append(os.Environ(), "KUBECONFIG="+bed.Kubeconfig, "HOME="+dir, "NO_COLOR=1",
 		"PATH="+filepath.Dir(plugin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return plain, append(plain[:len(plain):len(plain)], "KUBECTL_CAPTF_COUNT_REQUESTS=1")
+	return dir, plain, append(plain[:len(plain):len(plain)], "KUBECTL_CAPTF_COUNT_REQUESTS=1"), nil
 }
 
 // headline are the commands of both the table and the curve: locks -A,
@@ -283,12 +287,11 @@ func (rep *Report) main(ctx context.Context, c Config, plugin, kubectl string, l
 	if rep.Kube, err = serverVersion(bed); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "captf-bench-")
+	dir, plain, counted, err := env(bed, plugin)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	plain, counted := env(bed, plugin, dir)
 	loop := filepath.Join(dir, "runbook.sh")
 	if err := writeLoop(loop, kubectl, s.held, c.Loop); err != nil {
 		return err
@@ -318,12 +321,11 @@ func curvePoint(ctx context.Context, c Config, plugin, kubectl string, log io.Wr
 		return Point{}, err
 	}
 	defer bed.Stop()
-	dir, err := os.MkdirTemp("", "captf-bench-")
+	dir, plain, counted, err := env(bed, plugin)
 	if err != nil {
 		return Point{}, err
 	}
 	defer os.RemoveAll(dir)
-	plain, counted := env(bed, plugin, dir)
 	rows, err := measureAll(ctx, headline(bed, plugin, kubectl, plain, counted, c.Runs), apiserver(bed), log)
 	if err != nil {
 		return Point{}, err
@@ -341,12 +343,11 @@ func idleTable(ctx context.Context, c Config, plugin, kubectl string, log io.Wri
 		return nil, err
 	}
 	defer bed.Stop()
-	dir, err := os.MkdirTemp("", "captf-bench-")
+	dir, plain, counted, err := env(bed, plugin)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	plain, counted := env(bed, plugin, dir)
 	specs := append(headline(bed, plugin, kubectl, plain, counted, c.Runs),
 		cmdSpec{name: rowKindsJSON, shown: kindsShown, raw: &rawList{bed: bed, paths: kindPaths(), accept: "application/json"}, runs: c.Runs})
 	rows, err := measureAll(ctx, specs, apiserver(bed), log)
