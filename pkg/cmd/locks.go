@@ -120,9 +120,9 @@ destroy or of an object without state): -o wide's reason and the JSON field
 captfDeletesLease say when.
 
 --capi-cluster NAME keeps the locks of Cluster API Cluster NAME: those whose
-object belongs to it, as CAPTF finds an object's Cluster (a TerraformCluster's
-owner reference to the Cluster, a machine's or pool's
-cluster.x-k8s.io/cluster-name label; -o wide's CLUSTER column). A Cluster is
+object belongs to it, as CAPTF names an object's Cluster (its
+cluster.x-k8s.io/cluster-name label, else a TerraformCluster's owner reference
+to the Cluster; -o wide's CLUSTER column). A Cluster is
 namespaced: with -n (or the context's namespace) it is the Cluster NAME there;
 with -A the Clusters named NAME in every namespace; with --contexts or
 --all-contexts those of each context. A name no object has lists nothing, as

@@ -66,11 +66,11 @@ type Lock struct {
 	// object owns the suffix.
 	Object *ObjectRef `json:"object"`
 	// Cluster is the Cluster API Cluster the object belongs to, in the
-	// lock's namespace, found as CAPTF finds it: a TerraformCluster's
-	// owner reference to a Cluster (its cluster.x-k8s.io/cluster-name
-	// label before Cluster API adopts it), a machine's or pool's
-	// cluster-name label. Empty when the object names none, or was not
-	// listed (deleted, unreadable). The Lease's own cluster-name label,
+	// lock's namespace, as CAPTF names it for its Jobs: the object's
+	// cluster.x-k8s.io/cluster-name label, else a TerraformCluster's owner
+	// reference to a Cluster (never an owner reference that disagrees
+	// with the label). Empty when the object names none, or a name no
+	// Cluster can have, or was not listed (deleted, unreadable). The Lease's own cluster-name label,
 	// which -l selects on, is the one CAPTF gave the backend when the
 	// Lease was written, and a name longer than 63 characters is hashed
 	// there.
