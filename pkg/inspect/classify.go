@@ -396,9 +396,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case g.State == jobgate.Closed:
 		d.StaleCase = StaleGateClosed
 		reason += "; CAPTF will not clear it: " + g.Reason
-	case rt.NoSteps != "":
+	case rt.Blocked(g.Next) != "":
 		d.StaleCase = StaleNoSteps
-		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText())
+		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText(g.Next))
 	case noState:
 		d.StaleCase = StaleNoState
 		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt), rt.RestoreFailed))

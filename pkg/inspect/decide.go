@@ -104,6 +104,9 @@ func (d *decider) result(l Lease) Result {
 		key := f.Owner.Ref.Namespace + "/" + f.Owner.Ref.Suffix()
 		if st, ok := s.States[key]; ok {
 			env.State, env.StateWhy = st.Presence, st.Why
+			if st.Presence == jobgate.Present && ReadsStateSecrets(obj) {
+				env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
+			}
 		}
 		env.Records = s.Records[key] // unread when missing
 		if ns, ok := s.Namespaces[f.Owner.Ref.Namespace]; ok {

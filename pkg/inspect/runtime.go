@@ -39,7 +39,11 @@ type Runtime struct {
 	BackendLabels map[string]string
 	// NoSteps is the ApplyJobSucceeded condition ("False/ImagePullFailed")
 	// that says CAPTF's Jobs end before their steps; "" for none.
-	NoSteps string
+	// DriftNoSteps and RestoreNoSteps are DriftJobSucceeded and
+	// RestoreJobSucceeded False/ImagePullFailed: the drift and refresh
+	// Jobs', or the restore Job's, image cannot be pulled and no other is
+	// left to try (Blocked says which Job they stop).
+	NoSteps, DriftNoSteps, RestoreNoSteps string
 	// RestoreFailed is whether RestoreJobSucceeded is False/RestoreFailed.
 	RestoreFailed bool
 	// Waits are the conditions ("ApplyJobSucceeded Unknown/WaitingForJobSlot")
@@ -85,6 +89,10 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 			rt.StateStatus, rt.StateReason = status, reason
 		case typ == "ApplyJobSucceeded" && status == "False" && noStepsReasons[reason] != "":
 			rt.NoSteps = status + "/" + reason
+		case typ == "DriftJobSucceeded" && status == "False" && reason == "ImagePullFailed":
+			rt.DriftNoSteps = status + "/" + reason
+		case typ == "RestoreJobSucceeded" && status == "False" && reason == "ImagePullFailed":
+			rt.RestoreNoSteps = status + "/" + reason
 		}
 		if status == "Unknown" && waitReasons[reason] != "" &&
 			(typ == "ApplyJobSucceeded" || typ == "DriftJobSucceeded" || typ == "RestoreJobSucceeded") {
@@ -306,10 +314,45 @@ func (rt Runtime) WaitText() string {
 	return "it waits first for " + strings.Join(rt.Waits, "; and for ") + ", which delays the clear and does not stop it"
 }
 
-// NoStepsText says why CAPTF's Jobs end before their steps.
-func (rt Runtime) NoStepsText() string {
-	reason := strings.TrimPrefix(rt.NoSteps, "False/")
-	return fmt.Sprintf("%s (ApplyJobSucceeded %s): a Job whose pod cannot run the image never reaches its init and force-unlock steps", noStepsReasons[reason], rt.NoSteps)
+// Blocked is the condition that says next, the Job the gate names (""
+// where it names none), ends before its steps: ApplyJobSucceeded for
+// any Job; DriftJobSucceeded for a drift or refresh Job, or an unnamed
+// one, and RestoreJobSucceeded for the restore. CAPTF's pullStuck tries
+// no other image for an apply or plan, and for a destroy, refresh,
+// drift or restore Job only while one is left; with none left it
+// writes ImagePullFailed on the op's own condition and leaves the Job
+// to its activeDeadlineSeconds (shared/pullfallback.go at
+// 4b3ba278faff2ad1a0d02cd1a5329583a79a9d1c and, for apply and plan, at
+// 3c7bece452eae4847057ed970df575366e64588b, pullStuck and pullFailed).
+// The drift and refresh Jobs run the digest pinned at the last apply
+// and an apply spec.source.image (shared/run.go ChooseImage), so an
+// apply may run where they cannot. "" for none.
+func (rt Runtime) Blocked(next string) string {
+	drift := next == "" || strings.Contains(next, "drift") || strings.Contains(next, "refresh")
+	switch {
+	case rt.NoSteps != "":
+		return "ApplyJobSucceeded " + rt.NoSteps
+	case rt.RestoreNoSteps != "" && strings.Contains(next, "restore"):
+		return "RestoreJobSucceeded " + rt.RestoreNoSteps
+	case rt.DriftNoSteps != "" && drift && !strings.Contains(next, "restore"):
+		return "DriftJobSucceeded " + rt.DriftNoSteps
+	}
+	return ""
+}
+
+// NoStepsText says why CAPTF's Jobs end before their steps, next being
+// the Job the gate names (Blocked).
+func (rt Runtime) NoStepsText(next string) string {
+	const never = "a Job whose pod cannot run the image never reaches its init and force-unlock steps"
+	switch cond := rt.Blocked(next); {
+	case strings.HasPrefix(cond, "DriftJobSucceeded"):
+		return fmt.Sprintf("the module image of its drift and refresh Jobs could not be pulled and CAPTF has no other image left to try (%s): those Jobs run the digest pinned at its last apply and end at activeDeadlineSeconds, and %s; an apply, which runs spec.source.image, would reach them", cond, never)
+	case strings.HasPrefix(cond, "RestoreJobSucceeded"):
+		return fmt.Sprintf("the module image of its restore Job could not be pulled and CAPTF has no other image left to try (%s): the restore ends at activeDeadlineSeconds, and %s", cond, never)
+	case cond != "":
+		return fmt.Sprintf("%s (%s): %s", noStepsReasons[strings.TrimPrefix(rt.NoSteps, "False/")], cond, never)
+	}
+	return ""
 }
 
 // RunLeaseName is CAPTF's run lease of the object with state suffix

@@ -20,13 +20,27 @@ func chunk(r object.Ref, n string) *corev1.Secret {
 	return s
 }
 
-// review26b N2: the base Secret gone and a chunk left, while CAPTF last
-// recorded StateReadable True: CAPTF's reader still finds state, the
-// runtimes read the base by name and find none, so init fails on the lock.
-func TestChunksWithoutTheBaseAreNoState(t *testing.T) {
+// review26b N2, as CAPTF's reader orders the chunks (reader.go
+// orderChunks): the base Secret gone and a chunk left, while CAPTF last
+// recorded StateReadable True. Its next read finds chunk 0 missing and
+// holds the state (StateInconsistent), so no Job but a restore starts.
+func TestChunksWithoutTheBaseAreHeld(t *testing.T) {
 	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), chunk(demo, "1")}, withConditions([3]string{"StateReadable", "True", "StateRead"})).only(t)
-	want(t, r, v1alpha1.Stale, "no Job clears it", "is the base Secret tfstate-default-"+demo.Suffix()+" the runtime reads", "tfstate-default-"+demo.Suffix()+"-part-1 only", "init fails and the force-unlock step never runs")
-	if r.Decision.StaleCase != StaleNoState || r.Decision.CAPTFClears {
+	want(t, r, v1alpha1.Stale, "CAPTF will not clear it", "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret tfstate-default-"+demo.Suffix()+")", "StateReadable False/StateInconsistent", "no Job but a restore starts")
+	if r.Decision.StaleCase != StaleGateClosed || r.Decision.CAPTFClears {
+		t.Errorf("case %v (captfClears %v): %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
+	}
+}
+
+// A copy of the base Secret under another name that carries the state
+// labels: CAPTF's reader refuses the set (unexpected name) and holds it,
+// though both runtimes would read the base.
+func TestAStateSecretOfAnotherNameIsHeld(t *testing.T) {
+	other := stateSecret(demo)
+	other.ObjectMeta = metav1.ObjectMeta{Name: other.Name + "-copy", Namespace: other.Namespace, Labels: other.Labels}
+	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), stateSecret(demo), other}, withConditions([3]string{"StateReadable", "True", "StateRead"})).only(t)
+	want(t, r, v1alpha1.Stale, "state Secret tfstate-default-"+demo.Suffix()+"-copy is neither tfstate-default-"+demo.Suffix()+" nor one of its -part-N chunks", "StateReadable False/StateInconsistent", "no Job but a restore starts")
+	if r.Decision.StaleCase != StaleGateClosed || r.Decision.CAPTFClears {
 		t.Errorf("case %v (captfClears %v): %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
 	}
 }

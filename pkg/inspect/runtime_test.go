@@ -88,6 +88,13 @@ func TestRuntimeDecidesPastTheJobStart(t *testing.T) {
 		{"image not pulled", withConditions([3]string{"ApplyJobSucceeded", "False", "ImagePullFailed"}), true, StaleNoSteps,
 			[]string{"until the image runs", "ApplyJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps"}},
 		{"image invalid", withConditions([3]string{"ApplyJobSucceeded", "False", "ImageInvalid"}), true, StaleNoSteps, []string{"layout is invalid"}},
+		// shared/pullfallback.go pullFailed: a drift or refresh Job's
+		// pull failure is on DriftJobSucceeded, a restore's on
+		// RestoreJobSucceeded; each stops only the Jobs it names.
+		{"drift image not pulled", withConditions([3]string{"DriftJobSucceeded", "False", "ImagePullFailed"}), true, StaleNoSteps,
+			[]string{"until the image runs", "drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps", "an apply, which runs spec.source.image"}},
+		{"restore image not pulled, no restore asked for", withConditions([3]string{"RestoreJobSucceeded", "False", "ImagePullFailed"}), true, StaleClears,
+			[]string{"CAPTF clears it with the object's next Job (a drift Job"}},
 		{"a Job slot", withConditions([3]string{"DriftJobSucceeded", "Unknown", "WaitingForJobSlot"}), true, StaleClears,
 			[]string{"CAPTF clears it with the object's next Job", "waits first for DriftJobSucceeded Unknown/WaitingForJobSlot", "delays the clear and does not stop it"}},
 		{"the run lease and the cluster", withConditions([3]string{"ApplyJobSucceeded", "Unknown", "WaitingForRunLease"}, [3]string{"RestoreJobSucceeded", "Unknown", "WaitingForClusterOperation"}), true, StaleClears,

@@ -152,6 +152,12 @@ type Env struct {
 	// why it is Unread. Read for an object being deleted only.
 	State    Presence
 	StateWhy string
+	// ChunkReason and ChunkWhy are what CAPTF's next read of the state
+	// Secrets' names finds (ChunkSet): "" where they order or were not
+	// listed, else the StateReadable reason, StateInconsistent or
+	// StateCorrupt, with which CAPTF then holds the state, whatever it
+	// recorded before.
+	ChunkReason, ChunkWhy string
 	// JobsRead is false when the object's Jobs could not be read, or the
 	// object's uid is unknown so that its Jobs cannot be told from those
 	// of an earlier object of its name; JobsWhy says which.
@@ -480,6 +486,9 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
 		return held(u, conds, env, "CAPTF holds the deletion on the state (StateReadable "+c.says()+")", "; the destroy follows")
 	}
+	if env.ChunkReason != "" {
+		return held(u, conds, env, nextRead(env)+", so it holds the deletion on the state", "; the destroy follows")
+	}
 	switch env.State {
 	case Absent:
 		return noState(u, conds, env)
@@ -557,6 +566,14 @@ func noState(u *unstructured.Unstructured, conds map[string]condition, env Env) 
 	return g
 }
 
+// nextRead says what CAPTF's next read of the state finds in its
+// Secrets' names (Env.ChunkReason): readState writes StateReadable
+// False with that reason and the object is held (reconcile.go readState
+// at 99fd973d5e3cc29b95dce3c83e8a571f019a7597, state.orderChunks).
+func nextRead(env Env) string {
+	return fmt.Sprintf("CAPTF's next read of its state fails on the state Secrets' names (%s), and it writes StateReadable False/%s", env.ChunkWhy, env.ChunkReason)
+}
+
 // held is a deletion or an object CAPTF holds on its state (why): no Job
 // starts but a restore asked for, which comes first if its backup exists
 // (reconcile.go run: held && !restore; restore.go restoreTarget), and
@@ -629,7 +646,15 @@ func live(kind string, u *unstructured.Unstructured, conds map[string]condition,
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
 		return held(u, conds, env, "CAPTF holds the state (StateReadable "+c.says()+")", "")
 	}
+	if env.ChunkReason != "" {
+		return held(u, conds, env, nextRead(env)+", so it holds the state", "")
+	}
 	g := schedule(kind, u, conds, env)
+	if restore && g.State == Open {
+		// decide.go: the restore asked for is the next op, if its backup
+		// exists (restore.go restoreTarget).
+		g.Next = "the restore Job asked for (" + RestoreAnnotation + "=" + serial + "), if that backup exists; else " + nextOr(g.Next, "its next Job")
+	}
 	if restore && g.State != Open {
 		// decide.go: a restore comes before every other op, past the
 		// dependency gates and the Job policy check.

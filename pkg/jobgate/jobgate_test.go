@@ -140,6 +140,13 @@ func TestOf(t *testing.T) {
 		{name: "state locked is no gate", u: obj(cond("StateReadable", "False", "StateLocked")), env: env(), state: Open},
 		{name: "credentials", u: obj(cond("RunnerRBACReady", "False", "RBACFailed")), env: env(), state: Closed, says: "credentials"},
 		{name: "approval", u: obj(cond("ApplyJobSucceeded", "Unknown", "PlanAwaitingApproval")), env: env(), state: Unsure, says: "approval"},
+		// reader.go orderChunks: the names CAPTF's next read refuses hold
+		// the state, whatever StateReadable says now.
+		{name: "state Secrets' names refused", u: obj(cond("StateReadable", "True", "StateRead")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateInconsistent", "its -part-N chunks have no base Secret x" }), state: Closed, says: "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret x), and it writes StateReadable False/StateInconsistent, so it holds the state: no Job but a restore starts"},
+		{name: "state Secrets' names refused, restore asked", u: obj(annotate(RestoreAnnotation, "2")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateCorrupt", "33 state Secrets" }), state: Unsure, next: "the restore Job"},
+		{name: "state Secrets' names refused while deleting", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateCorrupt", "33 state Secrets" }), state: Closed, says: "so it holds the deletion on the state"},
+		// decide.go: a restore asked for is the next op under an open gate.
+		{name: "restore asked, gates open", u: obj(annotate(RestoreAnnotation, "4")), env: env(), state: Open, next: "the restore Job asked for (captf.io/restore-state=4), if that backup exists; else a drift Job"},
 		{name: "restore asked past a closed gate", u: obj(set(int64(3600), "spec", "jobs", "lockTimeoutSeconds"), annotate(RestoreAnnotation, "4")), env: env(), state: Unsure, says: "its Job starts first", next: "the restore Job"},
 
 		// The Job policy, merged as CAPTF merges it (case 6).

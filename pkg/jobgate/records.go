@@ -3,9 +3,14 @@ package jobgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
 // What CAPTF keeps for an object besides its state, as the caller reads
@@ -78,6 +83,60 @@ func StateSecrets(secrets []metav1.ObjectMeta, suffix string) []metav1.ObjectMet
 		}
 	}
 	return out
+}
+
+// MaxStateChunks is the most state Secrets CAPTF's reader accepts
+// (state.MaxChunks); beyond it the state is corrupt to CAPTF.
+const MaxStateChunks = 32
+
+// ChunkSet is what CAPTF's state reader makes of the names of secrets,
+// an object's state Secrets (StateSecrets of suffix), before it reads
+// any data (internal/state/reader.go at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517 orderChunks): the base
+// Secret tfstate-default-<suffix> is chunk 0 and <base>-part-N chunk N,
+// N written as a number from 1 without leading zeros; another name, or
+// chunk numbers that are not exactly 0 to n-1 (one missing or twice,
+// the base among them), is StateInconsistent, and more than
+// MaxStateChunks Secrets StateCorrupt. reason is "" where the names
+// order (or there are none), else that StateReadable reason, and why
+// says what CAPTF finds. What the names cannot show (a base without its
+// tfstate key, a payload that does not decode) is known only from
+// StateReadable, which CAPTF writes at its next pass.
+func ChunkSet(secrets []metav1.ObjectMeta, suffix string) (reason, why string) {
+	if len(secrets) == 0 {
+		return "", ""
+	}
+	if len(secrets) > MaxStateChunks {
+		return "StateCorrupt", fmt.Sprintf("%d state Secrets, more than the %d CAPTF's reader accepts", len(secrets), MaxStateChunks)
+	}
+	base := object.StateSecretName(object.DefaultWorkspace, suffix)
+	index := make([]int, 0, len(secrets))
+	for _, s := range secrets {
+		if s.Name == base {
+			index = append(index, 0)
+			continue
+		}
+		n, ok := strings.CutPrefix(s.Name, base+"-part-")
+		if !ok {
+			return "StateInconsistent", fmt.Sprintf("state Secret %s is neither %s nor one of its -part-N chunks", s.Name, base)
+		}
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 || strconv.Itoa(v) != n {
+			return "StateInconsistent", fmt.Sprintf("state Secret %s is not a chunk CAPTF numbers (-part-1, -part-2, …)", s.Name)
+		}
+		index = append(index, v)
+	}
+	slices.Sort(index)
+	for n, v := range index {
+		switch {
+		case v == n:
+		case n == 0:
+			return "StateInconsistent", fmt.Sprintf("its -part-N chunks have no base Secret %s", base)
+		default:
+			return "StateInconsistent", fmt.Sprintf("chunk %s-part-%d is missing among its %d state Secrets", base, n, len(index))
+		}
+	}
+	return "", ""
 }
 
 // InputsSecrets are the names of the durable and the applied inputs

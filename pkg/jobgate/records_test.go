@@ -3,6 +3,7 @@ package jobgate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +47,49 @@ func TestStateOf(t *testing.T) {
 	}
 	if got := BackupSelector(sfx); got != "captf.io/state-backup=true,captf.io/state-backup-suffix="+sfx {
 		t.Errorf("backup selector %q", got)
+	}
+}
+
+// CAPTF's reader orders the state Secrets by name before it reads them
+// (reader.go orderChunks): the base is chunk 0, -part-N chunk N; another
+// name, a gap, a chunk without its base or more than 32 Secrets is a
+// state it holds.
+func TestChunkSet(t *testing.T) {
+	const sfx = "0123456789abcdef-c"
+	base := "tfstate-default-" + sfx
+	names := func(ns ...string) []metav1.ObjectMeta {
+		out := make([]metav1.ObjectMeta, len(ns))
+		for n, name := range ns {
+			out[n] = metav1.ObjectMeta{Name: name}
+		}
+		return out
+	}
+	many := []string{base}
+	for n := 1; n <= 32; n++ {
+		many = append(many, base+"-part-"+strconv.Itoa(n))
+	}
+	for _, c := range []struct {
+		name    string
+		secrets []string
+		reason  string
+		says    string
+	}{
+		{"none", nil, "", ""},
+		{"the base", []string{base}, "", ""},
+		{"the base and two chunks, in any order", []string{base + "-part-2", base, base + "-part-1"}, "", ""},
+		{"32 Secrets", many[:32], "", ""},
+		{"33 Secrets", many, "StateCorrupt", "33 state Secrets, more than the 32"},
+		{"a chunk without its base", []string{base + "-part-1"}, "StateInconsistent", "have no base Secret " + base},
+		{"a gap", []string{base, base + "-part-2"}, "StateInconsistent", "chunk " + base + "-part-1 is missing among its 2"},
+		{"a copy under another name", []string{base, base + "-copy"}, "StateInconsistent", "state Secret " + base + "-copy is neither " + base},
+		{"a leading zero", []string{base, base + "-part-01"}, "StateInconsistent", base + "-part-01 is not a chunk CAPTF numbers"},
+		{"part 0", []string{base, base + "-part-0"}, "StateInconsistent", base + "-part-0 is not a chunk"},
+		{"a sign", []string{base, base + "-part-+1"}, "StateInconsistent", base + "-part-+1 is not a chunk"},
+	} {
+		reason, why := ChunkSet(names(c.secrets...), sfx)
+		if reason != c.reason || !strings.Contains(why, c.says) || (c.says == "") != (why == "") {
+			t.Errorf("%s: %q, %q; want %q saying %q", c.name, reason, why, c.reason, c.says)
+		}
 	}
 }
 

@@ -34,6 +34,10 @@ const (
 	cfBackendLabels = "internal/state/labels.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 BackendLabels, InputsHashAnnotation"
 	cfFixtures      = "internal/state/testdata/fixtures/terraform-relabeled.yaml@d6986f4646de003dbde2b12ec279505307a1b667"
 	cfReaderGo      = "internal/state/reader.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Read (ErrStateInconsistent)"
+	// cfPullFallback: both stored versions agree on where a pull failure
+	// with no image left is written (4b3ba278; 3c7bece4 adds apply and
+	// plan, on ApplyJobSucceeded).
+	cfPullFallback = "internal/controllers/shared/pullfallback.go@4b3ba278faff2ad1a0d02cd1a5329583a79a9d1c"
 	// tofuClient126 is the OpenTofu the replay runs, as the test-bed
 	// built it (its module source, v1.12.6): Get reads the base Secret
 	// by its name.
@@ -327,12 +331,14 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
-	// Review26b N2: the base Secret deleted and a chunk left, before
-	// CAPTF's next pass turns StateReadable True into StateInconsistent:
-	// both runtimes read the base by name and their init fails.
+	// Review26b N2, and review26c R1: the base Secret deleted and a chunk
+	// left while CAPTF last recorded StateReadable True. CAPTF's next
+	// read orders the chunks, finds chunk 0 missing (StateInconsistent)
+	// and holds the state: no Job starts, so none clears the lock (row 1c
+	// is the same shape with a restore asked for, and replays its init).
 	{
-		row, r := stale19("issue26/1h live, base deleted and a chunk left: the next Job's init fails", "cf26-1h", tc,
-			cf26(cfReaderGo, cfPlan+" Steps", tfClient, tofuClient126, tfState, tofuState))
+		row, r := stale19("issue26/1h live, base deleted and a chunk left: CAPTF's next read holds the state", "cf26-1h", tc,
+			cf26(cfReader+" orderChunks (ErrStateInconsistent: chunk 0 missing)", cfReconcile+" readState, run (held && !restore)"))
 		row.setup = func(t *testing.T, ns string) {
 			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
 			ctx := context.Background()
@@ -343,10 +349,35 @@ func issue26Rows() []cfRow {
 				t.Fatal(err)
 			}
 		}
-		row.note = "CAPTF's reader still finds a Secret of the selector; the runtime reads the base alone"
-		row.says = []string{"no Job clears it", "is the base Secret tfstate-default-" + r.Suffix() + " the runtime reads", "init fails and the force-unlock step never runs"}
-		row.action = []string{"No Job clears it"}
-		row.replay = &cfReplay{step: "init", output: []string{"already locked by another", "panic: runtime error: index out of range"}}
+		row.note = "CAPTF's reader finds a chunk without its base: its next pass writes StateReadable False/StateInconsistent and starts no Job but a restore"
+		row.says = []string{"CAPTF will not clear it", "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret tfstate-default-" + r.Suffix() + ")", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
+		row.action = []string{"Nothing: CAPTF's next read of its state fails"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26c R1: a Secret of the state selector under a name that is
+	// neither the base nor a -part-N chunk (a copy an operator made). Both
+	// runtimes would read the base, but CAPTF's reader refuses the set
+	// (unexpected name) and holds the state, so no Job starts.
+	{
+		row, r := stale19("issue26/1j a state Secret of another name: CAPTF's next read holds the state", "cf26-1j", tc,
+			cf26(cfReader+" orderChunks (ErrStateInconsistent: unexpected state Secret name)", cfReconcile+" readState, run (held && !restore)"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			ctx := context.Background()
+			base, err := admin.Kube.CoreV1().Secrets(ns).Get(ctx, object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: base.Name + "-copy", Namespace: ns, Labels: base.Labels}, Data: base.Data}
+			if _, err := admin.Kube.CoreV1().Secrets(ns).Create(ctx, cp, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.note = "a copy of the base Secret with the backend's labels: CAPTF's next pass writes StateReadable False/StateInconsistent"
+		row.says = []string{"CAPTF will not clear it", "state Secret tfstate-default-" + r.Suffix() + "-copy is neither tfstate-default-" + r.Suffix() + " nor one of its -part-N chunks", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
+		row.action = []string{"Nothing: CAPTF's next read of its state fails"}
 		row.check = noUnlockAdvice(*r)
 		rows = append(rows, row)
 	}
@@ -385,6 +416,33 @@ func issue26Rows() []cfRow {
 		row, r := stale19("issue26/3 the runner image cannot be pulled", "cf26-3", tc, cf26(cfConditions+" ImagePullFailedReason, ImageInvalidReason", cfRunGo+" ImageCandidates, ChooseImage", cfPlan+" Steps"))
 		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("ApplyJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
 		row.says = []string{"no Job of CAPTF's clears it until the image runs", "ApplyJobSucceeded False/ImagePullFailed"}
+		row.action = []string{"No Job clears it until the image runs"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26c R2: the drift and refresh Jobs', or the restore's, image
+	// cannot be pulled and no other is left (pullStuck, pullFailed): CAPTF
+	// writes it on DriftJobSucceeded or RestoreJobSucceeded, and each
+	// stops the Jobs it names.
+	{
+		row, r := stale19("issue26/3b the drift Jobs' image cannot be pulled", "cf26-3b", tc,
+			cf26(cfPullFallback+" pullStuck, pullFailed (DriftJobSucceeded)", cfRunGo+" ChooseImage", cfPlan+" Steps"))
+		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
+		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "an apply, which runs spec.source.image, would reach them"}
+		row.action = []string{"No Job clears it until the image runs"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/3c the restore's image cannot be pulled", "cf26-3c", tc,
+			cf26(cfPullFallback+" pullStuck, pullFailed (RestoreJobSucceeded)", cfRestore+" restoreTarget", cfPlan+" Steps"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "True", "StateRead"), cond19("RestoreJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
+			backup26(t, *r)
+		}
+		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its restore Job could not be pulled", "RestoreJobSucceeded False/ImagePullFailed"}
 		row.action = []string{"No Job clears it until the image runs"}
 		row.check = noUnlockAdvice(*r)
 		rows = append(rows, row)
