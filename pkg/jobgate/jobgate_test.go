@@ -142,7 +142,9 @@ func TestOf(t *testing.T) {
 		{name: "approval", u: obj(cond("ApplyJobSucceeded", "Unknown", "PlanAwaitingApproval")), env: env(), state: Unsure, says: "approval"},
 		// reader.go orderChunks: the names CAPTF's next read refuses hold
 		// the state, whatever StateReadable says now.
-		{name: "state Secrets' names refused", u: obj(cond("StateReadable", "True", "StateRead")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateInconsistent", "its -part-N chunks have no base Secret x" }), state: Closed, says: "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret x), and it writes StateReadable False/StateInconsistent, so it holds the state: no Job but a restore starts"},
+		{name: "state Secrets' names refused", u: obj(cond("StateReadable", "True", "StateRead")), env: env(func(e *Env) {
+			e.ChunkReason, e.ChunkWhy = "StateInconsistent", "its -part-N chunks have no base Secret x"
+		}), state: Closed, says: "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret x), and it writes StateReadable False/StateInconsistent, so it holds the state: no Job but a restore starts"},
 		{name: "state Secrets' names refused, restore asked", u: obj(annotate(RestoreAnnotation, "2")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateCorrupt", "33 state Secrets" }), state: Unsure, next: "the restore Job"},
 		{name: "state Secrets' names refused while deleting", u: obj(deleting, set("Destroy", "spec", "deletionPolicy")), env: env(func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateCorrupt", "33 state Secrets" }), state: Closed, says: "so it holds the deletion on the state"},
 		// decide.go: a restore asked for is the next op under an open gate.
