@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -260,5 +261,37 @@ func TestUnlockHolderLineQuotesTheOperation(t *testing.T) {
 	out := flat(res.out + res.err)
 	if !strings.Contains(out, `"alice@laptop" ("apply, lock ID \"fake\")", for `) || strings.Contains(out, `(apply, lock ID "fake")`) {
 		t.Errorf("the Holder line does not quote the operation:\n%s%s", res.out, res.err)
+	}
+}
+
+// With -w, a lock whose object moves to another Cluster is DELETED under
+// --capi-cluster of the old one, and ADDED under the new one's, as
+// docs/locks.md says (review29c m2): the Cluster is part of what a
+// watch compares.
+func TestCAPIClusterWatchFollowsTheLabel(t *testing.T) {
+	seedCAPI(t)
+	relabel := func(cluster string) {
+		t.Helper()
+		if err := admin.PatchObject(context.Background(), devM, map[string]any{"metadata": map[string]any{"labels": map[string]any{testbed.ClusterNameLabel: cluster}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { relabel("dev") })
+	dev, devCmd := watchVia(t, kubeconfigIn(t, capiA), "--capi-cluster", "dev")
+	if e := next(t, dev, "dev's first list"); e.Type != "ADDED" || e.Object.Object.Name != devM.Name || e.Object.Cluster != "dev" {
+		t.Fatalf("--capi-cluster dev, first list: %s %s cluster %q", e.Type, e.Object.Name, e.Object.Cluster)
+	}
+	staging, stagingCmd := watchVia(t, kubeconfigIn(t, capiA), "--capi-cluster", "staging")
+	relabel("staging")
+	if e := next(t, dev, "dev-md-0 leaving Cluster dev"); e.Type != "DELETED" || e.Object.Object.Name != devM.Name {
+		t.Errorf("--capi-cluster dev after the move: %s %s cluster %q", e.Type, e.Object.Name, e.Object.Cluster)
+	}
+	if e := next(t, staging, "dev-md-0 joining Cluster staging"); e.Type != "ADDED" || e.Object.Object.Name != devM.Name || e.Object.Cluster != "staging" {
+		t.Errorf("--capi-cluster staging after the move: %s %s cluster %q", e.Type, e.Object.Name, e.Object.Cluster)
+	}
+	for _, c := range []*exec.Cmd{devCmd, stagingCmd} {
+		if code := interrupt(t, c); code != 130 {
+			t.Errorf("exit %d after Ctrl-C", code)
+		}
 	}
 }

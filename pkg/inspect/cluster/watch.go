@@ -693,8 +693,19 @@ func (w *watcher) recheckAll(ctx context.Context) error {
 	return nil
 }
 
-// same is true when a reader would see no difference.
+// same is true when a reader would see no difference: the verdict, its
+// reason, the holder, the active Job and the object's Cluster API Cluster
+// (the CLUSTER column, which --capi-cluster selects on).
 func same(a, b inspect.Result) bool {
 	return a.Decision.Verdict == b.Decision.Verdict && a.Decision.Reason == b.Decision.Reason &&
-		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.ActiveJobName() == b.ActiveJobName()
+		a.Facts.Lease.ID == b.Facts.Lease.ID && a.Facts.Lease.Held == b.Facts.Lease.Held && a.ActiveJobName() == b.ActiveJobName() &&
+		clusterOfResult(a) == clusterOfResult(b)
+}
+
+// clusterOfResult is the Cluster API Cluster of r's object, "" for none.
+func clusterOfResult(r inspect.Result) string {
+	if r.Facts.Owner == nil {
+		return ""
+	}
+	return r.Facts.Owner.Cluster
 }
