@@ -258,7 +258,9 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 func opAndAge(l *v1alpha1.LockInfo, now time.Time) string {
 	var parts []string
 	if l.Operation != "" {
-		parts = append(parts, inspect.ShortOperation(l.Operation))
+		// Quoted unless a known type: a holder's "apply, for 3h" must not
+		// pass for the plugin's own words on the Holder line.
+		parts = append(parts, inspect.QuotedOperation(l.Operation))
 	}
 	if l.Created != nil {
 		parts = append(parts, "for "+duration.HumanDuration(now.Sub(*l.Created)))
