@@ -43,7 +43,9 @@ func ClusterOf(k object.Kind, m ObjectMeta) string {
 	if name == "" && k == object.TerraformCluster {
 		name = m.OwnerCluster
 	}
-	if !ValidName(name) {
+	// "" names none without a validation: the validator's error for it
+	// is a formatted message, 10,000 of them on a seed without labels.
+	if name == "" || !ValidName(name) {
 		return ""
 	}
 	return name
