@@ -281,7 +281,7 @@ func (rt Runtime) Chunked(suffix string) string {
 // (shared/run.go ChooseImage: spec.source.image for apply and plan, the
 // pinned digest for the others).
 func ChunkedText(chunks string) string {
-	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image"
+	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image; a -part-N Secret left over from a larger state (a shrink whose delete failed, or a switch to OpenTofu) may change either answer, and was not replayed"
 }
 
 // FlagID is, for a lock ID CAPTF's force-unlock step passes that the
