@@ -84,7 +84,7 @@ e2e: testbed
 testbed:
 	@bash hack/testbed/build.sh --tofu >/dev/null
 
-# The benchmark of docs/benchmarks.md (about 15 minutes; not part of test).
+# The benchmark of docs/benchmarks.md (about an hour on 2 cores with its growth curve and --all-stale cluster; the targets alone, one version: 8 minutes; not part of test).
 bench: testbed
 	$(KUBECTL_PATH) $(GO) run ./hack/bench
 
