@@ -328,16 +328,31 @@ func (rt Runtime) WaitText() string {
 // and an apply spec.source.image (shared/run.go ChooseImage), so an
 // apply may run where they cannot. "" for none.
 func (rt Runtime) Blocked(next string) string {
-	drift := next == "" || strings.Contains(next, "drift") || strings.Contains(next, "refresh")
 	switch {
 	case rt.NoSteps != "":
 		return "ApplyJobSucceeded " + rt.NoSteps
-	case rt.RestoreNoSteps != "" && strings.Contains(next, "restore"):
+	case rt.RestoreNoSteps != "" && IsRestore(next):
 		return "RestoreJobSucceeded " + rt.RestoreNoSteps
-	case rt.DriftNoSteps != "" && drift && !strings.Contains(next, "restore"):
+	case rt.DriftNoSteps != "" && (next == "" || isDriftOrRefresh(next)):
 		return "DriftJobSucceeded " + rt.DriftNoSteps
 	}
 	return ""
+}
+
+// IsRestore is whether next, a gate's Next, is the restore Job. The
+// gate's own words begin it; the rest may quote names from the cluster
+// (a TerraformCluster named restore-lab), so only the beginning is read.
+func IsRestore(next string) bool { return strings.HasPrefix(next, "the restore Job") }
+
+// isDriftOrRefresh is whether next, a gate's Next, is a drift or refresh
+// Job, by the gate's own words at its beginning (jobgate schedule).
+func isDriftOrRefresh(next string) bool {
+	for _, p := range []string{"a drift Job", "a membership refresh Job", "a health-check refresh Job", "the refresh CAPTF runs", "a refresh while"} {
+		if strings.HasPrefix(next, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // NoStepsText says why CAPTF's Jobs end before their steps, next being
@@ -346,7 +361,7 @@ func (rt Runtime) NoStepsText(next string) string {
 	const never = "a Job whose pod cannot run the image never reaches its init and force-unlock steps"
 	switch cond := rt.Blocked(next); {
 	case strings.HasPrefix(cond, "DriftJobSucceeded"):
-		return fmt.Sprintf("the module image of its drift and refresh Jobs could not be pulled and CAPTF has no other image left to try (%s): those Jobs run the digest pinned at its last apply and end at activeDeadlineSeconds, and %s; an apply, which runs spec.source.image, would reach them", cond, never)
+		return fmt.Sprintf("the module image of its drift and refresh Jobs could not be pulled and CAPTF has no other image left to try (%s): those Jobs end at activeDeadlineSeconds, and %s, until that image can be pulled or CAPTF has another to try", cond, never)
 	case strings.HasPrefix(cond, "RestoreJobSucceeded"):
 		return fmt.Sprintf("the module image of its restore Job could not be pulled and CAPTF has no other image left to try (%s): the restore ends at activeDeadlineSeconds, and %s", cond, never)
 	case cond != "":
@@ -365,7 +380,7 @@ func RunLeaseName(suffix string) string { return "captf-run-" + suffix }
 // gate's.
 func NextJob(g *jobgate.Gate, rt Runtime) string {
 	switch {
-	case g != nil && strings.Contains(g.Next, "restore"):
+	case g != nil && IsRestore(g.Next):
 		return g.Next
 	case rt.StateReason == "StateNotFound":
 		return "the first apply"
@@ -390,7 +405,7 @@ func NoStateText(next string, restoreFailed bool) string {
 	switch {
 	case restoreFailed:
 		return s + ": unlock it; the restore already failed (RestoreJobSucceeded False/RestoreFailed) and CAPTF does not retry it for the same serial, so after the unlock " + RestoreRetry
-	case strings.Contains(next, "restore"):
+	case IsRestore(next):
 		return s + ": unlock it, and the restore proceeds; if it already failed, CAPTF does not retry it for the same serial: " + RestoreRetry
 	}
 	return s + ": unlock it, and " + strings.Replace(next, "its ", "the ", 1) + " proceeds"

@@ -92,7 +92,7 @@ func TestRuntimeDecidesPastTheJobStart(t *testing.T) {
 		// pull failure is on DriftJobSucceeded, a restore's on
 		// RestoreJobSucceeded; each stops only the Jobs it names.
 		{"drift image not pulled", withConditions([3]string{"DriftJobSucceeded", "False", "ImagePullFailed"}), true, StaleNoSteps,
-			[]string{"until the image runs", "drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps", "an apply, which runs spec.source.image"}},
+			[]string{"until the image runs", "drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "never reaches its init and force-unlock steps", "until that image can be pulled or CAPTF has another to try"}},
 		{"restore image not pulled, no restore asked for", withConditions([3]string{"RestoreJobSucceeded", "False", "ImagePullFailed"}), true, StaleClears,
 			[]string{"CAPTF clears it with the object's next Job (a drift Job"}},
 		{"a Job slot", withConditions([3]string{"DriftJobSucceeded", "Unknown", "WaitingForJobSlot"}), true, StaleClears,
@@ -132,5 +132,32 @@ func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
 	want(t, r, v1alpha1.Stale, "if the inconsistency is chunks without their base Secret", "the restore's init fails", "or a base Secret without its tfstate key", "terraform v1.11.4 was seen to crash on chunks without a base")
 	if r.Decision.StaleCase != StaleGateUnsure || r.Decision.CAPTFClears {
 		t.Errorf("inconsistent: case %v: %s", r.Decision.StaleCase, r.Decision.Reason)
+	}
+}
+
+// review26d M2: which Job a pull failure stops is read from the gate's
+// own words at the beginning of Next, never from names it quotes: a
+// TerraformCluster named restore-lab neither hides a drift pull failure
+// nor makes a restore's count.
+func TestBlockedReadsOnlyTheGatesWords(t *testing.T) {
+	drift := Runtime{DriftNoSteps: "False/ImagePullFailed"}
+	restore := Runtime{RestoreNoSteps: "False/ImagePullFailed"}
+	inherited := "a drift Job, every 600 s (spec.drift.intervalSeconds of terraformcluster/restore-lab)"
+	for _, c := range []struct {
+		name string
+		rt   Runtime
+		next string
+		want string
+	}{
+		{"drift, inherited from restore-lab", drift, inherited, "DriftJobSucceeded False/ImagePullFailed"},
+		{"restore failure, next a drift Job of restore-lab", restore, inherited, ""},
+		{"restore failure, the restore next", restore, "the restore Job asked for (captf.io/restore-state=3), if that backup exists; else " + inherited, "RestoreJobSucceeded False/ImagePullFailed"},
+		{"drift failure, the restore next", drift, "the restore Job", ""},
+		{"drift failure, a pool's refresh", drift, "a membership refresh Job (every 60 s)", "DriftJobSucceeded False/ImagePullFailed"},
+		{"drift failure, the destroy next", drift, "the destroy Job", ""},
+	} {
+		if got := c.rt.Blocked(c.next); got != c.want {
+			t.Errorf("%s: Blocked = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -76,9 +76,14 @@ func StateOf(secrets []metav1.ObjectMeta, suffix string) Presence {
 // suffix: the ones carrying the three labels of StateSelector.
 func StateSecrets(secrets []metav1.ObjectMeta, suffix string) []metav1.ObjectMeta {
 	var out []metav1.ObjectMeta
+	seen := map[string]bool{}
 	for _, s := range secrets {
 		l := s.Labels
-		if l[StateLabel] == "true" && l[StateSuffixLabel] == suffix && l[StateWorkspaceLabel] == "default" {
+		// A Secret read twice (a state Secret that also carries the
+		// backup labels, in a deletion's list of both) is one Secret:
+		// names are unique in a namespace.
+		if l[StateLabel] == "true" && l[StateSuffixLabel] == suffix && l[StateWorkspaceLabel] == "default" && !seen[s.Name] {
+			seen[s.Name] = true
 			out = append(out, s)
 		}
 	}

@@ -85,8 +85,14 @@ func TestChunkSet(t *testing.T) {
 		{"a leading zero", []string{base, base + "-part-01"}, "StateInconsistent", base + "-part-01 is not a chunk CAPTF numbers"},
 		{"part 0", []string{base, base + "-part-0"}, "StateInconsistent", base + "-part-0 is not a chunk"},
 		{"a sign", []string{base, base + "-part-+1"}, "StateInconsistent", base + "-part-+1 is not a chunk"},
+		// review26d m3: one Secret read twice is one chunk.
+		{"the base listed twice", []string{base, base + "-part-1", base}, "", ""},
 	} {
-		reason, why := ChunkSet(names(c.secrets...), sfx)
+		labelled := names(c.secrets...)
+		for n := range labelled {
+			labelled[n].Labels = map[string]string{StateLabel: "true", StateSuffixLabel: sfx, StateWorkspaceLabel: "default"}
+		}
+		reason, why := ChunkSet(StateSecrets(labelled, sfx), sfx)
 		if reason != c.reason || !strings.Contains(why, c.says) || (c.says == "") != (why == "") {
 			t.Errorf("%s: %q, %q; want %q saying %q", c.name, reason, why, c.reason, c.says)
 		}

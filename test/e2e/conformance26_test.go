@@ -429,7 +429,7 @@ func issue26Rows() []cfRow {
 		row, r := stale19("issue26/3b the drift Jobs' image cannot be pulled", "cf26-3b", tc,
 			cf26(cfPullFallback+" pullStuck, pullFailed (DriftJobSucceeded)", cfRunGo+" ChooseImage", cfPlan+" Steps"))
 		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
-		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "an apply, which runs spec.source.image, would reach them"}
+		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "until that image can be pulled or CAPTF has another to try"}
 		row.action = []string{"No Job clears it until the image runs"}
 		row.check = noUnlockAdvice(*r)
 		rows = append(rows, row)
