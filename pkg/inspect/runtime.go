@@ -324,9 +324,9 @@ func (rt Runtime) WaitText() string {
 // to its activeDeadlineSeconds (shared/pullfallback.go at
 // 4b3ba278faff2ad1a0d02cd1a5329583a79a9d1c and, for apply and plan, at
 // 3c7bece452eae4847057ed970df575366e64588b, pullStuck and pullFailed).
-// The drift and refresh Jobs run the digest pinned at the last apply
-// and an apply spec.source.image (shared/run.go ChooseImage), so an
-// apply may run where they cannot. "" for none.
+// With none left, the image that failed is most often spec.source.image
+// itself or one already recorded as unpullable, so no other op is
+// counted on to run. "" for none.
 func (rt Runtime) Blocked(next string) string {
 	switch {
 	case rt.NoSteps != "":
