@@ -53,7 +53,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (%v), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), l.RuntimeInfoErr) + deletes
 		case inspect.StaleNoState:
 			_, why := r.Facts.Runtime.NoState(l.Suffix)
-			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(inspect.NextJob(r.Facts.Gate, r.Facts.Runtime), r.Facts.Runtime.RestoreFailed)) + deletes
+			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(r.Facts.Gate, r.Facts.Runtime)) + deletes
 		case inspect.StaleFlagID:
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
 		case inspect.StaleRelabeled:
@@ -61,7 +61,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleChunked:
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds Terraform.", o.Ref, captfLockID(l), inspect.ChunkedText(r.Facts.Runtime.Chunked(l.Suffix))) + deletes
 		case inspect.StaleNoSteps:
-			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(r.Facts.Gate.Next), o.Ref, captfLockID(l)) + deletes
+			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(r.Facts.Gate.NextOp), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
 			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %q to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", l.Host, inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:

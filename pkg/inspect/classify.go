@@ -396,12 +396,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case g.State == jobgate.Closed:
 		d.StaleCase = StaleGateClosed
 		reason += "; CAPTF will not clear it: " + g.Reason
-	case rt.Blocked(g.Next) != "":
+	case rt.Blocked(g.NextOp) != "":
 		d.StaleCase = StaleNoSteps
-		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText(g.Next))
+		reason += fmt.Sprintf("; no Job of CAPTF's clears it until the image runs: %s", rt.NoStepsText(g.NextOp))
 	case noState:
 		d.StaleCase = StaleNoState
-		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(NextJob(g, rt), rt.RestoreFailed))
+		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(g, rt))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}

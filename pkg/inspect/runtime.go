@@ -314,8 +314,8 @@ func (rt Runtime) WaitText() string {
 	return "it waits first for " + strings.Join(rt.Waits, "; and for ") + ", which delays the clear and does not stop it"
 }
 
-// Blocked is the condition that says next, the Job the gate names (""
-// where it names none), ends before its steps: ApplyJobSucceeded for
+// Blocked is the condition that says next, the kind of Job the gate
+// names (Gate.NextOp, "" where it names none), ends before its steps: ApplyJobSucceeded for
 // any Job; DriftJobSucceeded for a drift or refresh Job, or an unnamed
 // one, and RestoreJobSucceeded for the restore. CAPTF's pullStuck tries
 // no other image for an apply or plan, and for a destroy, refresh,
@@ -327,37 +327,21 @@ func (rt Runtime) WaitText() string {
 // With none left, the image that failed is most often spec.source.image
 // itself or one already recorded as unpullable, so no other op is
 // counted on to run. "" for none.
-func (rt Runtime) Blocked(next string) string {
+func (rt Runtime) Blocked(next jobgate.Op) string {
 	switch {
 	case rt.NoSteps != "":
 		return "ApplyJobSucceeded " + rt.NoSteps
-	case rt.RestoreNoSteps != "" && IsRestore(next):
+	case rt.RestoreNoSteps != "" && next == jobgate.OpRestore:
 		return "RestoreJobSucceeded " + rt.RestoreNoSteps
-	case rt.DriftNoSteps != "" && (next == "" || isDriftOrRefresh(next)):
+	case rt.DriftNoSteps != "" && (next == "" || next == jobgate.OpRefresh):
 		return "DriftJobSucceeded " + rt.DriftNoSteps
 	}
 	return ""
 }
 
-// IsRestore is whether next, a gate's Next, is the restore Job. The
-// gate's own words begin it; the rest may quote names from the cluster
-// (a TerraformCluster named restore-lab), so only the beginning is read.
-func IsRestore(next string) bool { return strings.HasPrefix(next, "the restore Job") }
-
-// isDriftOrRefresh is whether next, a gate's Next, is a drift or refresh
-// Job, by the gate's own words at its beginning (jobgate schedule).
-func isDriftOrRefresh(next string) bool {
-	for _, p := range []string{"a drift Job", "a membership refresh Job", "a health-check refresh Job", "the refresh CAPTF runs", "a refresh while"} {
-		if strings.HasPrefix(next, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // NoStepsText says why CAPTF's Jobs end before their steps, next being
-// the Job the gate names (Blocked).
-func (rt Runtime) NoStepsText(next string) string {
+// the kind of Job the gate names (Blocked).
+func (rt Runtime) NoStepsText(next jobgate.Op) string {
 	const never = "a Job whose pod cannot run the image never reaches its init and force-unlock steps"
 	switch cond := rt.Blocked(next); {
 	case strings.HasPrefix(cond, "DriftJobSucceeded"):
@@ -380,7 +364,7 @@ func RunLeaseName(suffix string) string { return "captf-run-" + suffix }
 // gate's.
 func NextJob(g *jobgate.Gate, rt Runtime) string {
 	switch {
-	case g != nil && IsRestore(g.Next):
+	case g != nil && g.NextOp == jobgate.OpRestore:
 		return g.Next
 	case rt.StateReason == "StateNotFound":
 		return "the first apply"
@@ -393,19 +377,20 @@ func NextJob(g *jobgate.Gate, rt Runtime) string {
 	return "its next Job"
 }
 
-// NoStateText is what happens to the Job next (it names it) with no
-// state. A failed restore is not retried for the same serial: CAPTF's
+// NoStateText is what happens with no state to the Job next, which it
+// names (NextJob of g and rt). A failed restore is not retried for the same serial: CAPTF's
 // procedure (RestoreFailedReason, api/v1alpha1/conditions_consts.go at
 // c9597b2aebc31919344aa6c2d5cdd15427127855) is to remove the annotation,
 // wait for status.lastRestoredSerial to clear, and set it again; where
 // RestoreJobSucceeded is already False/RestoreFailed, nothing proceeds
 // by itself after the unlock.
-func NoStateText(next string, restoreFailed bool) string {
+func NoStateText(g *jobgate.Gate, rt Runtime) string {
+	next := NextJob(g, rt)
 	s := next + " runs init first, and with no state the kubernetes backend of terraform and OpenTofu locks the state itself to write an empty one; that fails at once while this lock is held (\"the state is already locked by another … client\"), so init fails and the force-unlock step never runs, on every retry alike (each Job still emits ForceUnlocked)"
 	switch {
-	case restoreFailed:
+	case rt.RestoreFailed:
 		return s + ": unlock it; the restore already failed (RestoreJobSucceeded False/RestoreFailed) and CAPTF does not retry it for the same serial, so after the unlock " + RestoreRetry
-	case IsRestore(next):
+	case g != nil && g.NextOp == jobgate.OpRestore:
 		return s + ": unlock it, and the restore proceeds; if it already failed, CAPTF does not retry it for the same serial: " + RestoreRetry
 	}
 	return s + ": unlock it, and " + strings.Replace(next, "its ", "the ", 1) + " proceeds"

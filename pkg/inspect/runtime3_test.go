@@ -84,7 +84,7 @@ func TestStateLostWithItsSecret(t *testing.T) {
 // A restore that already failed is not retried for the same serial:
 // after the unlock nothing proceeds until it is asked for again (F5).
 func TestRestoreFailedIsAskedForAgain(t *testing.T) {
-	s := NoStateText("the restore Job", true)
+	s := NoStateText(&jobgate.Gate{Next: "the restore Job", NextOp: jobgate.OpRestore}, Runtime{RestoreFailed: true})
 	if strings.Contains(s, "proceeds") || !strings.Contains(s, RestoreRetry) {
 		t.Errorf("%q", s)
 	}

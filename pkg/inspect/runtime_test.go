@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
 // withConditions is demo in full with these status conditions, each
@@ -135,26 +136,24 @@ func TestRestoreOfALostStateFailsOnTheLock(t *testing.T) {
 	}
 }
 
-// review26d M2: which Job a pull failure stops is read from the gate's
-// own words at the beginning of Next, never from names it quotes: a
-// TerraformCluster named restore-lab neither hides a drift pull failure
-// nor makes a restore's count.
-func TestBlockedReadsOnlyTheGatesWords(t *testing.T) {
+// review26d M2: which Job a pull failure stops is the kind of Job the
+// gate names (Gate.NextOp), never words read out of Next, which may quote
+// a TerraformCluster named restore-lab.
+func TestBlockedFollowsTheGatesOp(t *testing.T) {
 	drift := Runtime{DriftNoSteps: "False/ImagePullFailed"}
 	restore := Runtime{RestoreNoSteps: "False/ImagePullFailed"}
-	inherited := "a drift Job, every 600 s (spec.drift.intervalSeconds of terraformcluster/restore-lab)"
 	for _, c := range []struct {
 		name string
 		rt   Runtime
-		next string
+		next jobgate.Op
 		want string
 	}{
-		{"drift, inherited from restore-lab", drift, inherited, "DriftJobSucceeded False/ImagePullFailed"},
-		{"restore failure, next a drift Job of restore-lab", restore, inherited, ""},
-		{"restore failure, the restore next", restore, "the restore Job asked for (captf.io/restore-state=3), if that backup exists; else " + inherited, "RestoreJobSucceeded False/ImagePullFailed"},
-		{"drift failure, the restore next", drift, "the restore Job", ""},
-		{"drift failure, a pool's refresh", drift, "a membership refresh Job (every 60 s)", "DriftJobSucceeded False/ImagePullFailed"},
-		{"drift failure, the destroy next", drift, "the destroy Job", ""},
+		{"drift failure, a drift or refresh Job next", drift, jobgate.OpRefresh, "DriftJobSucceeded False/ImagePullFailed"},
+		{"drift failure, no Job named", drift, "", "DriftJobSucceeded False/ImagePullFailed"},
+		{"restore failure, a drift Job next", restore, jobgate.OpRefresh, ""},
+		{"restore failure, the restore next", restore, jobgate.OpRestore, "RestoreJobSucceeded False/ImagePullFailed"},
+		{"drift failure, the restore next", drift, jobgate.OpRestore, ""},
+		{"drift failure, the destroy next", drift, jobgate.OpDestroy, ""},
 	} {
 		if got := c.rt.Blocked(c.next); got != c.want {
 			t.Errorf("%s: Blocked = %q, want %q", c.name, got, c.want)

@@ -54,8 +54,11 @@ type Gate struct {
 	// preamble, before its lock check runs.
 	BeforeLockCheck bool
 	// Next names the Job that would carry the force-unlock, when one is
-	// expected or possible ("" when none is known).
-	Next string
+	// expected or possible ("" when none is known); NextOp is its kind,
+	// for the rules that depend on it (Next may quote names from the
+	// cluster, so it is never parsed).
+	Next   string
+	NextOp Op
 	// Deletes is set when CAPTF deletes the lock Lease itself, without a
 	// Job; nil when it does not.
 	Deletes *Deletion
@@ -494,7 +497,7 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		return noState(u, conds, env)
 	case Unread:
 		g := unsure("whether its state Secret exists could not be read (%s): with one, the destroy Job force-unlocks the lock; without one, no Job starts", env.StateWhy)
-		g.Next = "the destroy Job"
+		g.Next, g.NextOp = "the destroy Job", OpDestroy
 		g.Deletes = &Deletion{Path: PathCleanupWithoutState, When: "if it has no state Secret: at CAPTF's next reconcile of the object, once no Job of it runs, unless CAPTF finds that it applied before",
 			Why: "a deletion without state drops the finalizer without a Job, and the cleanup deletes the lock Lease, whoever holds it (decide.go ActionDropFinalizer, cleanup.go Cleanup, state.DeleteLock)", AfterLockCheck: true}
 		return creates(g, u, conds, env, true)
@@ -504,16 +507,16 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		switch c.reason {
 		case "DestroyFailed":
 			if !env.Records.Read {
-				return creates(withNext(unsure("the last destroy failed (ApplyJobSucceeded %s): when its inputs Secrets are missing no destroy Job starts; otherwise it is retried after its backoff", c.says()), next), u, conds, env, true)
+				return creates(withNext(unsure("the last destroy failed (ApplyJobSucceeded %s): when its inputs Secrets are missing no destroy Job starts; otherwise it is retried after its backoff", c.says()), OpDestroy, next), u, conds, env, true)
 			}
 			next = "the destroy Job, retried after its backoff (ApplyJobSucceeded " + c.says() + ")"
 		case "IdentityNotAllowed":
-			return creates(withNext(unsure("the last destroy was refused (ApplyJobSucceeded %s); CAPTF checks the identity again when the destroy is about to start", c.says()), next), u, conds, env, true)
+			return creates(withNext(unsure("the last destroy was refused (ApplyJobSucceeded %s); CAPTF checks the identity again when the destroy is about to start", c.says()), OpDestroy, next), u, conds, env, true)
 		}
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
 		if c, ok := conds[t]; ok && c.status != "True" {
-			return creates(withNext(unsure("the runner's credentials were not ready (%s %s); CAPTF prepares them again when the destroy is about to start", t, c.says()), next), u, conds, env, true)
+			return creates(withNext(unsure("the runner's credentials were not ready (%s %s); CAPTF prepares them again when the destroy is about to start", t, c.says()), OpDestroy, next), u, conds, env, true)
 		}
 	}
 	// What the destroy renders (reconcile.go destroyFiles): the inputs
@@ -521,15 +524,15 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 	durable, applied := InputsSecrets(kindCode(kind), u.GetName())
 	switch r := env.Records; {
 	case !r.Read && kind == "TerraformMachine":
-		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them, and without them CAPTF cannot render it (DestroyFailed) and starts no Job", whyOr(r.Why)), next), u, conds, env, true)
+		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them, and without them CAPTF cannot render it (DestroyFailed) and starts no Job", whyOr(r.Why)), OpDestroy, next), u, conds, env, true)
 	case !r.Read:
-		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them; without them CAPTF builds its inputs again, and the destroy starts only if its dependency gates pass and the inputs fit a Secret", whyOr(r.Why)), next), u, conds, env, true)
+		return creates(withNext(unsure("whether its inputs records exist could not be read (%s): the destroy renders them; without them CAPTF builds its inputs again, and the destroy starts only if its dependency gates pass and the inputs fit a Secret", whyOr(r.Why)), OpDestroy, next), u, conds, env, true)
 	case r.Inputs:
-		return creates(withNext(Gate{State: Open}, next), u, conds, env, true)
+		return creates(withNext(Gate{State: Open}, OpDestroy, next), u, conds, env, true)
 	case kind == "TerraformMachine":
 		return closed("it has no inputs record (Secrets %s and %s are missing): CAPTF cannot render its destroy (ApplyJobSucceeded False/DestroyFailed) and starts no Job until they are restored or it is set to deletionPolicy Retain", durable, applied)
 	}
-	return creates(withNext(unsure("it has no inputs record (Secrets %s and %s are missing), so CAPTF builds its inputs again for the destroy: the destroy Job starts only if its dependency gates pass (else DestroyFailed) and the inputs fit a Secret (else InputsTooLarge)", durable, applied), next), u, conds, env, true)
+	return creates(withNext(unsure("it has no inputs record (Secrets %s and %s are missing), so CAPTF builds its inputs again for the destroy: the destroy Job starts only if its dependency gates pass (else DestroyFailed) and the inputs fit a Secret (else InputsTooLarge)", durable, applied), OpDestroy, next), u, conds, env, true)
 }
 
 // noState is a deletion without state (reconcile.go noState, decide.go
@@ -552,7 +555,7 @@ func noState(u *unstructured.Unstructured, conds map[string]condition, env Env) 
 		g := closed("it has no state Secret: CAPTF starts no destroy Job")
 		if serial, ok := restoreRequested(u); ok {
 			// Held, a restore asked for starts (restore.go restoreTarget).
-			g = creates(withNext(unsure("it has no state Secret: if CAPTF finds that it applied before, it holds the deletion and only the restore Job asked for (%s=%s) starts, if that backup exists; otherwise no Job starts", RestoreAnnotation, serial), "the restore Job"), u, conds, env, true)
+			g = creates(withNext(unsure("it has no state Secret: if CAPTF finds that it applied before, it holds the deletion and only the restore Job asked for (%s=%s) starts, if that backup exists; otherwise no Job starts", RestoreAnnotation, serial), OpRestore, "the restore Job"), u, conds, env, true)
 		}
 		g.Deletes = cleanup
 		return g
@@ -587,7 +590,7 @@ func held(u *unstructured.Unstructured, conds map[string]condition, env Env, why
 		return closed("%s, and the restore asked for (%s=%s) has no state backup to push (RestoreBackupNotFound): no Job starts", why, RestoreAnnotation, serial)
 	}
 	g := unsure("%s; only the restore Job asked for (%s=%s) starts, if that backup exists, and it carries the force-unlock%s", why, RestoreAnnotation, serial, after)
-	g.Next = "the restore Job"
+	g.Next, g.NextOp = "the restore Job", OpRestore
 	return creates(g, u, conds, env, u.GetDeletionTimestamp() != nil)
 }
 
@@ -653,13 +656,14 @@ func live(kind string, u *unstructured.Unstructured, conds map[string]condition,
 	if restore && g.State == Open {
 		// decide.go: the restore asked for is the next op, if its backup
 		// exists (restore.go restoreTarget).
+		g.NextOp = OpRestore
 		g.Next = "the restore Job asked for (" + RestoreAnnotation + "=" + serial + "), if that backup exists; else " + nextOr(g.Next, "its next Job")
 	}
 	if restore && g.State != Open {
 		// decide.go: a restore comes before every other op, past the
 		// dependency gates and the Job policy check.
 		g = unsure("a restore is asked for (%s=%s): its Job starts first if that backup exists, and carries the force-unlock; otherwise %s", RestoreAnnotation, serial, g.Reason)
-		g.Next = "the restore Job"
+		g.Next, g.NextOp = "the restore Job", OpRestore
 	}
 	return creates(g, u, conds, env, false)
 }
@@ -697,12 +701,12 @@ func schedule(kind string, u *unstructured.Unstructured, conds map[string]condit
 		return closed("it has no inputs record (Secrets %s and %s are missing): the refresh and drift Jobs of a provisioned TerraformMachine render it, so CAPTF starts none (DriftJobSucceeded DurableInputsMissing); only a restore starts", durable, applied)
 	}
 	if kind == "TerraformMachinePool" {
-		return withNext(Gate{State: Open}, "a membership refresh Job ("+every(eff.Membership)+")")
+		return withNext(Gate{State: Open}, OpRefresh, "a membership refresh Job ("+every(eff.Membership)+")")
 	}
 	if kind == "TerraformMachine" && isProvisioned(u) {
 		switch h := eff.Health; {
 		case h.Known && h.N > 0:
-			return withNext(Gate{State: Open}, fmt.Sprintf("a health-check refresh Job (every %d s: %s)", h.N, h.From))
+			return withNext(Gate{State: Open}, OpRefresh, fmt.Sprintf("a health-check refresh Job (every %d s: %s)", h.N, h.From))
 		case !h.Known && (!eff.Drift.Known || eff.Drift.N == 0):
 			return unsure("whether CAPTF refreshes its health is unknown: %s", h.From)
 		}
@@ -711,17 +715,17 @@ func schedule(kind string, u *unstructured.Unstructured, conds map[string]condit
 	case !d.Known:
 		return unsure("whether drift Jobs are scheduled is unknown: the interval is %s", d.From)
 	case d.N == DefaultDrift:
-		return withNext(Gate{State: Open}, "a drift Job, "+every(d))
+		return withNext(Gate{State: Open}, OpRefresh, "a drift Job, "+every(d))
 	case d.N != 0:
-		return withNext(Gate{State: Open}, "a drift Job, "+every(d)+" ("+d.From+")")
+		return withNext(Gate{State: Open}, OpRefresh, "a drift Job, "+every(d)+" ("+d.From+")")
 	}
 	off := fmt.Sprintf("drift is disabled (intervalSeconds 0 from %s)", eff.Drift.From)
 	if kind == "TerraformMachine" && isProvisioned(u) {
 		if env.JobsRead && env.LastApplySucceeded != nil && !refreshedSince(u, *env.LastApplySucceeded) {
-			return withNext(Gate{State: Open}, "the refresh CAPTF runs once after a successful apply")
+			return withNext(Gate{State: Open}, OpRefresh, "the refresh CAPTF runs once after a successful apply")
 		}
 		if c, ok := conds["InfrastructureHealthy"]; ok && c.status == "False" && c.reason == "InstancePending" {
-			return withNext(Gate{State: Open}, "a refresh while its health is pending")
+			return withNext(Gate{State: Open}, OpRefresh, "a refresh while its health is pending")
 		}
 		if !env.JobsRead {
 			return unsure("%s and no health-check refresh is set; whether the refresh CAPTF runs once after an apply is still due is unknown: %s", off, env.JobsWhy)
@@ -847,10 +851,23 @@ func preamble(g Gate) Gate {
 	return g
 }
 
-func withNext(g Gate, next string) Gate {
-	g.Next = next
+func withNext(g Gate, op Op, next string) Gate {
+	g.Next, g.NextOp = next, op
 	return g
 }
+
+// Op is the kind of Job a gate names next.
+type Op string
+
+// The kinds of Job a gate names next.
+const (
+	OpDestroy Op = "destroy"
+	OpRestore Op = "restore"
+	// OpRefresh is a drift, membership, health-check or post-apply
+	// refresh Job: CAPTF runs each with the pinned image and writes its
+	// outcome on DriftJobSucceeded.
+	OpRefresh Op = "refresh"
+)
 
 func closed(format string, a ...any) Gate {
 	return Gate{State: Closed, Reason: fmt.Sprintf(format, a...)}

@@ -290,6 +290,11 @@ func TestOf(t *testing.T) {
 			if g.State != c.state || g.Quiet != c.quiet || !strings.Contains(g.Reason, c.says) || !strings.Contains(g.Next, c.next) {
 				t.Errorf("%+v, want state %d quiet %v saying %q, next %q", g, c.state, c.quiet, c.says, c.next)
 			}
+			// Every Job named carries its kind, which the rules read
+			// instead of Next's words (review26d M2).
+			if want := opNamed(c.next); g.Next != "" && (g.NextOp == "" || (want != "" && g.NextOp != want)) {
+				t.Errorf("Next %q has op %q, want %q", g.Next, g.NextOp, want)
+			}
 			switch d := g.Deletes; {
 			case c.deletes == "" && d != nil:
 				t.Errorf("deletes the Lease: %+v", *d)
@@ -357,4 +362,18 @@ func TestResolve(t *testing.T) {
 	if !e.Policy.Known || e.Policy.S != "Retain" || e.Drift.Known || e.LockTimeout.Known {
 		t.Errorf("cluster unread, own policy: %+v", e)
 	}
+}
+
+// opNamed is the kind of Job a test row's expected Next names by its
+// first words, "" where the row expects none.
+func opNamed(next string) Op {
+	switch {
+	case strings.HasPrefix(next, "the restore Job"):
+		return OpRestore
+	case strings.HasPrefix(next, "the destroy Job"):
+		return OpDestroy
+	case strings.HasPrefix(next, "a drift Job"), strings.HasPrefix(next, "a membership refresh Job"), strings.HasPrefix(next, "a health-check refresh Job"), strings.HasPrefix(next, "the refresh CAPTF runs"), strings.HasPrefix(next, "a refresh while"):
+		return OpRefresh
+	}
+	return ""
 }
