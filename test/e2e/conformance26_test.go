@@ -104,6 +104,25 @@ func relabel26(t *testing.T, r object.Ref, change func(*corev1.Secret)) {
 	}
 }
 
+// heldByNames26 is a row of a state CAPTF's next read holds on its
+// Secrets' names (reader.go orderChunks, readState): seeded with
+// StateReadable True, its state Secrets then changed by change, the lock
+// is held by CAPTF (no Job but a restore) and explain says why, with
+// the finding in the words evidence gives.
+func heldByNames26(name, id, finding, note string, change func(t *testing.T, ctx context.Context, ns string, r object.Ref), evidence func(object.Ref) string) cfRow {
+	row, r := stale19(name, id, object.TerraformCluster,
+		cf26(cfReader+" orderChunks (ErrStateInconsistent: "+finding+")", cfReconcile+" readState, run (held && !restore)"))
+	row.setup = func(t *testing.T, ns string) {
+		seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &testbed.World{}})
+		change(t, context.Background(), ns, *r)
+	}
+	row.note = note + ": CAPTF's next pass writes StateReadable False/StateInconsistent and starts no Job but a restore"
+	row.says = []string{"CAPTF will not clear it", "CAPTF's next read of its state fails on the state Secrets' names (" + evidence(*r) + ")", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
+	row.action = []string{"Nothing: CAPTF's next read of its state fails"}
+	row.check = noUnlockAdvice(*r)
+	return row
+}
+
 // issue26Rows are the rows of issue 26, cases 1 to 5, and of its review
 // (review26: 1e, 1f, 6, 7).
 func issue26Rows() []cfRow {
@@ -336,36 +355,27 @@ func issue26Rows() []cfRow {
 	// read orders the chunks, finds chunk 0 missing (StateInconsistent)
 	// and holds the state: no Job starts, so none clears the lock (row 1c
 	// is the same shape with a restore asked for, and replays its init).
-	{
-		row, r := stale19("issue26/1h live, base deleted and a chunk left: CAPTF's next read holds the state", "cf26-1h", tc,
-			cf26(cfReader+" orderChunks (ErrStateInconsistent: chunk 0 missing)", cfReconcile+" readState, run (held && !restore)"))
-		row.setup = func(t *testing.T, ns string) {
-			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
-			ctx := context.Background()
-			if err := admin.StateChunk(ctx, *r, "cl-"+r.Suffix(), 1); err != nil {
+	rows = append(rows, heldByNames26("issue26/1h live, base deleted and a chunk left: CAPTF's next read holds the state", "cf26-1h",
+		"chunk 0 missing", "a chunk without its base",
+		func(t *testing.T, ctx context.Context, ns string, r object.Ref) {
+			if err := admin.StateChunk(ctx, r, "cl-"+r.Suffix(), 1); err != nil {
 				t.Fatal(err)
 			}
 			if err := admin.Kube.CoreV1().Secrets(ns).Delete(ctx, object.StateSecretName("default", r.Suffix()), metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-		}
-		row.note = "CAPTF's reader finds a chunk without its base: its next pass writes StateReadable False/StateInconsistent and starts no Job but a restore"
-		row.says = []string{"CAPTF will not clear it", "CAPTF's next read of its state fails on the state Secrets' names (its -part-N chunks have no base Secret tfstate-default-" + r.Suffix() + ")", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
-		row.action = []string{"Nothing: CAPTF's next read of its state fails"}
-		row.check = noUnlockAdvice(*r)
-		rows = append(rows, row)
-	}
+		},
+		func(r object.Ref) string {
+			return "its -part-N chunks have no base Secret tfstate-default-" + r.Suffix()
+		}))
 
 	// Review26c R1: a Secret of the state selector under a name that is
 	// neither the base nor a -part-N chunk (a copy an operator made). Both
 	// runtimes would read the base, but CAPTF's reader refuses the set
 	// (unexpected name) and holds the state, so no Job starts.
-	{
-		row, r := stale19("issue26/1j a state Secret of another name: CAPTF's next read holds the state", "cf26-1j", tc,
-			cf26(cfReader+" orderChunks (ErrStateInconsistent: unexpected state Secret name)", cfReconcile+" readState, run (held && !restore)"))
-		row.setup = func(t *testing.T, ns string) {
-			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
-			ctx := context.Background()
+	rows = append(rows, heldByNames26("issue26/1j a state Secret of another name: CAPTF's next read holds the state", "cf26-1j",
+		"unexpected state Secret name", "a copy of the base Secret with the backend's labels",
+		func(t *testing.T, ctx context.Context, ns string, r object.Ref) {
 			base, err := admin.Kube.CoreV1().Secrets(ns).Get(ctx, object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -374,13 +384,10 @@ func issue26Rows() []cfRow {
 			if _, err := admin.Kube.CoreV1().Secrets(ns).Create(ctx, cp, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-		}
-		row.note = "a copy of the base Secret with the backend's labels: CAPTF's next pass writes StateReadable False/StateInconsistent"
-		row.says = []string{"CAPTF will not clear it", "state Secret tfstate-default-" + r.Suffix() + "-copy is neither tfstate-default-" + r.Suffix() + " nor one of its -part-N chunks", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
-		row.action = []string{"Nothing: CAPTF's next read of its state fails"}
-		row.check = noUnlockAdvice(*r)
-		rows = append(rows, row)
-	}
+		},
+		func(r object.Ref) string {
+			return "state Secret tfstate-default-" + r.Suffix() + "-copy is neither tfstate-default-" + r.Suffix() + " nor one of its -part-N chunks"
+		}))
 
 	// Review26b N1: a state the real terraform chunked (LargeStateResources:
 	// the base and -part-N Secrets). terraform's init reads it and its
