@@ -62,6 +62,8 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds Terraform.", o.Ref, captfLockID(l), inspect.ChunkedText(r.Facts.Runtime.Chunked(l.Suffix))) + deletes
 		case inspect.StaleNoSteps:
 			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(r.Facts.Gate.NextOp), o.Ref, captfLockID(l)) + deletes
+		case inspect.StaleTried:
+			return first + fmt.Sprintf("No Job has cleared it: %s. The next Job CAPTF creates for %s runs init and then force-unlock -force %s first, as that one did. Unlock it once you know what stopped that Job.", inspect.TriedText(r.Facts.Runtime.Tried, captfLockID(l)), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
 			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %q to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", l.Host, inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:

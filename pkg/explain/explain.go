@@ -128,6 +128,8 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 			comment = "with a Terraform image no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleChunked:
 			comment = "with an OpenTofu image no Job of the controller clears this lock, clear it here:"
+		case inspect.StaleTried:
+			comment = "a Job the controller started after the holder ended without clearing this lock, find out why from that Job, then clear it here:"
 		case inspect.StaleNoSteps:
 			// Unlocking does not make an image run; once one does, that
 			// Job force-unlocks the lock itself.

@@ -231,9 +231,13 @@ const (
 	// OpenTofu image's init cannot, and nothing the plugin reads says
 	// which image runs.
 	StaleChunked
+	// StaleTried: a Job CAPTF started after the holder has finished and
+	// the lock is still held (Runtime.Tried), so that Job's force-unlock
+	// did not clear it, and nothing read says the next one fares better.
+	StaleTried
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked", "Tried"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
@@ -416,6 +420,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += "; whether a Job clears it depends on the runtime: " + ChunkedText(rt.Chunked(l.Suffix))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
+		}
+	case rt.Tried != nil:
+		d.StaleCase = StaleTried
+		reason += "; CAPTF's Jobs have not cleared it: " + TriedText(rt.Tried, captfID(l))
+		if g.State == jobgate.Unsure {
+			reason += "; whether a next Job starts at all: " + g.Reason
 		}
 	case g.State == jobgate.Unsure || rt.MaybeNoState() != "":
 		d.StaleCase = StaleGateUnsure

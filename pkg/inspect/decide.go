@@ -2,9 +2,13 @@ package inspect
 
 import (
 	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
 // Decide gives every lock of the snapshot its verdict, by Classify, and
@@ -121,6 +125,9 @@ func (d *decider) result(l Lease) Result {
 		g := jobgate.Of(f.Owner.Ref.Kind.Name, obj, env)
 		f.Gate = &g
 		f.Runtime = RuntimeOf(f.Owner.Ref, obj, s.States[key])
+		if env.JobsRead {
+			f.Runtime.Tried = d.tried(l, f.Owner)
+		}
 	}
 	r := Result{Facts: f, Decision: Classify(f), Object: obj, Source: s.Sources[Key(l.Namespace, l.Name)]}
 	r.Death = Death(r, d.jobs.named, s.JobsErr == nil)
@@ -131,6 +138,29 @@ func (d *decider) result(l Lease) Result {
 		r.ActiveJob = ActiveJob(d.jobs.of(f.Owner.Ref), f.Owner.Ref, f.Owner.UID)
 	}
 	return r
+}
+
+// tried is the Job of the owner o that CAPTF started after the holder of
+// l and that finished, the lock still held (triedJob); nil for none, or
+// for a holder that is not a runner pod.
+func (d *decider) tried(l Lease, o *Owner) *TriedJob {
+	host, ok := HolderPod(l)
+	if !ok {
+		return nil
+	}
+	p, err := runner.ParsePodName(host)
+	if err != nil {
+		return nil
+	}
+	var holder *batchv1.Job
+	if named := d.jobs.named(l.Namespace, p.Job); len(named) > 0 {
+		holder = named[0]
+	}
+	var created time.Time
+	if l.Info != nil {
+		created = l.Info.Created
+	}
+	return triedJob(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID), p.Job, holder, created)
 }
 
 // ownerRef is an existing owner's reference, the zero Ref for none.

@@ -280,3 +280,57 @@ func (x jobIndex) of(r object.Ref) []*batchv1.Job {
 func (x jobIndex) named(namespace, name string) []*batchv1.Job {
 	return x.byName[types.NamespacedName{Namespace: namespace, Name: name}]
 }
+
+// TriedJob is a Job of the object's that CAPTF started after the lock's
+// holder and that has finished while the lock is still held.
+type TriedJob struct {
+	Name, Op string
+	// Outcome is how it ended: "failed (<reason of its Failed
+	// condition>)", or "completed".
+	Outcome string
+}
+
+// clockSkew is how far the lock info's Created, written by the holder
+// pod's node, may run behind the API server's creationTimestamps when the
+// holder's Job is gone and Created stands in for it.
+const clockSkew = time.Minute
+
+// triedJob is the newest finished Job of own, the object's own Jobs,
+// that CAPTF started after the lock's holder: created after holder, the
+// holder pod's Job, by the API server's clock, or, with that Job gone,
+// more than clockSkew after created, the lock info's Created (zero when
+// unknown: then nil). CAPTF starts one Job of an object at a time, the
+// next only once every pod of the last one has ended (its run lease),
+// and each Job it starts while the holder's pod is gone or finished runs
+// init and then force-unlock -force <ID> (internal/runner/plan.go Steps
+// at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517). A finished one with the
+// same lock still held therefore never cleared it: its pod did not reach
+// that step (an image that does not pull: the drift Jobs' at their
+// deadline, whose DriftJobSucceeded bookkeeping rewrites from the
+// finished Job, bookkeeping.go setDriftJob at
+// 148aa21efa139ad15203df93fb94de9c6b88260e), or the step failed. nil for
+// none.
+func triedJob(own []*batchv1.Job, holderJob string, holder *batchv1.Job, created time.Time) *TriedJob {
+	after := func(j *batchv1.Job) bool {
+		if holder != nil {
+			return j.CreationTimestamp.After(holder.CreationTimestamp.Time)
+		}
+		return !created.IsZero() && j.CreationTimestamp.After(created.Add(clockSkew))
+	}
+	for _, j := range finishedNewestFirst(own) {
+		if j.Name == holderJob || !after(j) {
+			continue
+		}
+		t := &TriedJob{Name: j.Name, Op: opOf(j), Outcome: "completed"}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				t.Outcome = "failed"
+				if c.Reason != "" {
+					t.Outcome += " (" + c.Reason + ")"
+				}
+			}
+		}
+		return t
+	}
+	return nil
+}

@@ -46,9 +46,16 @@ type Runtime struct {
 	NoSteps, DriftNoSteps, RestoreNoSteps string
 	// RestoreFailed is whether RestoreJobSucceeded is False/RestoreFailed.
 	RestoreFailed bool
+	// Deleting is whether the object is being deleted: its next Job is
+	// its destroy, never a drift or refresh Job.
+	Deleting bool
 	// Waits are the conditions ("ApplyJobSucceeded Unknown/WaitingForJobSlot")
 	// that say CAPTF's next Job waits before it is created.
 	Waits []string
+	// Tried is the newest Job of the object's that CAPTF started after
+	// the lock's holder and that finished with the lock still held
+	// (triedJob); nil for none, or where the Jobs were not read.
+	Tried *TriedJob
 }
 
 // noStepsReasons are the ApplyJobSucceeded False reasons of a Job whose
@@ -100,6 +107,7 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 		}
 	}
 	rt.RestoreFailed = RestoreFailed(u)
+	rt.Deleting = u.GetDeletionTimestamp() != nil
 	if !ReadsStateSecrets(u) {
 		rt.StateSecrets, rt.ListWhy, rt.Secrets = jobgate.Unread, "", nil
 	}
@@ -181,13 +189,28 @@ func (rt Runtime) hasBase(suffix string) bool {
 	return false
 }
 
-// secretNames are the listed state Secrets' names, comma-separated.
+// secretNames are the listed state Secrets' names, comma-separated, the
+// first maxNames of them (someNames).
 func (rt Runtime) secretNames() string {
 	names := make([]string, len(rt.Secrets))
 	for n, s := range rt.Secrets {
 		names[n] = s.Name
 	}
-	return strings.Join(names, ", ")
+	return someNames(names)
+}
+
+// maxNames is how many Secret names a reason lists: anyone who may
+// create Secrets in the namespace can label a thousand as state, and a
+// reason is printed on every lock line and in explain (review26d m5).
+const maxNames = 5
+
+// someNames joins the first maxNames of names, comma-separated, and says
+// how many more there are.
+func someNames(names []string) string {
+	if len(names) <= maxNames {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
 }
 
 // MaybeNoState is, for a StateLost or ApplyOutcomeUnknown whose state
@@ -262,8 +285,8 @@ func RelabeledText(diff string) string {
 // Chunked names the listed state Secrets past the base, the -part-N
 // chunks terraform writes for a state larger than one Secret holds
 // (CAPTF's reader orders them: internal/state/reader.go at
-// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), "" for none or where the
-// Secrets were not listed.
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), the first maxNames of them
+// (someNames), "" for none or where the Secrets were not listed.
 func (rt Runtime) Chunked(suffix string) string {
 	var out []string
 	for _, s := range rt.Secrets {
@@ -271,7 +294,7 @@ func (rt Runtime) Chunked(suffix string) string {
 			out = append(out, s.Name)
 		}
 	}
-	return strings.Join(out, ", ")
+	return someNames(out)
 }
 
 // ChunkedText says what each runtime does with a chunked state. OpenTofu
@@ -317,7 +340,8 @@ func (rt Runtime) WaitText() string {
 // Blocked is the condition that says next, the kind of Job the gate
 // names (Gate.NextOp, "" where it names none), ends before its steps: ApplyJobSucceeded for
 // any Job; DriftJobSucceeded for a drift or refresh Job, or an unnamed
-// one, and RestoreJobSucceeded for the restore. CAPTF's pullStuck tries
+// one of a live object (a deletion runs neither: review26d m1), and
+// RestoreJobSucceeded for the restore. CAPTF's pullStuck tries
 // no other image for an apply or plan, and for a destroy, refresh,
 // drift or restore Job only while one is left; with none left it
 // writes ImagePullFailed on the op's own condition and leaves the Job
@@ -333,7 +357,7 @@ func (rt Runtime) Blocked(next jobgate.Op) string {
 		return "ApplyJobSucceeded " + rt.NoSteps
 	case rt.RestoreNoSteps != "" && next == jobgate.OpRestore:
 		return "RestoreJobSucceeded " + rt.RestoreNoSteps
-	case rt.DriftNoSteps != "" && (next == "" || next == jobgate.OpRefresh):
+	case rt.DriftNoSteps != "" && (next == jobgate.OpRefresh || (next == "" && !rt.Deleting)):
 		return "DriftJobSucceeded " + rt.DriftNoSteps
 	}
 	return ""
@@ -344,6 +368,8 @@ func (rt Runtime) Blocked(next jobgate.Op) string {
 func (rt Runtime) NoStepsText(next jobgate.Op) string {
 	const never = "a Job whose pod cannot run the image never reaches its init and force-unlock steps"
 	switch cond := rt.Blocked(next); {
+	case strings.HasPrefix(cond, "DriftJobSucceeded") && next == "":
+		return fmt.Sprintf("the module image of its drift and refresh Jobs could not be pulled and CAPTF has no other image left to try (%s): whether its next Job is one of them is not known; if it is, it ends at activeDeadlineSeconds, and %s", cond, never)
 	case strings.HasPrefix(cond, "DriftJobSucceeded"):
 		return fmt.Sprintf("the module image of its drift and refresh Jobs could not be pulled and CAPTF has no other image left to try (%s): those Jobs end at activeDeadlineSeconds, and %s, until that image can be pulled or CAPTF has another to try", cond, never)
 	case strings.HasPrefix(cond, "RestoreJobSucceeded"):
@@ -423,3 +449,13 @@ func RestoreFailed(u *unstructured.Unstructured) bool {
 // terraform v1.11.4 crashes in init on chunks without a base, as the
 // runner replay saw.
 const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, or a base Secret without its tfstate key, the restore's init fails (with no state to read, OpenTofu and terraform lock the state to write an empty one and fail on this lock; terraform v1.11.4 was seen to crash on chunks without a base) and its force-unlock step never runs"
+
+// TriedText says what a finished Job that CAPTF started after the holder
+// shows, id being the ID its force-unlock step was given. It is evidence
+// of the Job's outcome, not of its cause: whatever stopped it (an image
+// that does not pull, which CAPTF's DriftJobSucceeded stops saying once
+// the Job reaches its deadline; a step that failed) stops the next Job
+// too unless it has changed since.
+func TriedText(t *TriedJob, id string) string {
+	return fmt.Sprintf("its %s Job %s, which CAPTF started after the holder's Job, has %s and the lock is still held, so that Job's force-unlock -force %s did not clear it: its pod never reached that step (an image that did not pull, a container that could not start) or the step failed, and CAPTF's next Job meets the same unless what stopped that one has changed since (the Job's conditions and events, and its pod's, say what it was)", t.Op, t.Name, t.Outcome, id)
+}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +39,10 @@ const (
 	// with no image left is written (4b3ba278; 3c7bece4 adds apply and
 	// plan, on ApplyJobSucceeded).
 	cfPullFallback = "internal/controllers/shared/pullfallback.go@4b3ba278faff2ad1a0d02cd1a5329583a79a9d1c"
+	// cfBookkeeping148 is where bookkeeping rewrites DriftJobSucceeded
+	// from the newest finished drift or refresh Job (setDriftJob: True,
+	// DriftJobDeadlineExceeded or DriftJobFailed).
+	cfBookkeeping148 = "internal/controllers/shared/bookkeeping.go@148aa21efa139ad15203df93fb94de9c6b88260e"
 	// tofuClient126 is the OpenTofu the replay runs, as the test-bed
 	// built it (its module source, v1.12.6): Get reads the base Secret
 	// by its name.
@@ -455,6 +460,52 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26d M1: the drift Job stuck on its image while it runs
+	// (pullStuck wrote DriftJobSucceeded ImagePullFailed), and once its
+	// deadline ended it, when bookkeeping rewrote the condition from the
+	// finished Job (DriftJobDeadlineExceeded) and nothing says
+	// ImagePullFailed any more: the finished Job, started after the
+	// holder's with the lock still held, is the evidence.
+	{
+		row, r := stale19("issue26/3d the drift Job stuck on its image, still active", "cf26-3d", tc,
+			cf26(cfPullFallback+" pullStuck, pullFailed (DriftJobSucceeded)", cfBookkeeping148+" Bookkeep (no lock check while a Job runs)", cfPlan+" Steps"))
+		const drift = "captf-c-web-drift-a2-cccccc"
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
+			jobs26(t, *r, job26{drift, "drift", testbed.JobRunning})
+		}
+		row.active = drift
+		row.says = []string{"no Job of CAPTF's clears it until the image runs", "DriftJobSucceeded False/ImagePullFailed"}
+		row.action = []string{"Job " + drift + " is active, so the controller checks the lock only after it finishes.", "No Job clears it until the image runs"}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	holderJob := cfJobName(tc.Code, "web", "apply", 1, "d72d2a")
+	{
+		row, r := stale19("issue26/3e the drift Job stuck on its image, ended at its deadline", "cf26-3e", tc,
+			cf26(cfBookkeeping148+" Bookkeep, setDriftJob", cfPlan+" Steps", cfRunLease+" Free"))
+		const drift = "captf-c-web-drift-a2-cccccc"
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "DriftJobDeadlineExceeded")), World: in(testbed.World{})})
+			jobs26(t, *r, job26{holderJob, "apply", testbed.JobFailed}, job26{drift, "drift", testbed.JobDeadlineExceeded})
+		}
+		row.says = []string{"CAPTF's Jobs have not cleared it", "its drift Job " + drift + ", which CAPTF started after the holder's Job, has failed (DeadlineExceeded) and the lock is still held, so that Job's force-unlock -force " + cfLockID + " did not clear it"}
+		row.action = []string{"No Job has cleared it: its drift Job " + drift, "Unlock it once you know what stopped that Job."}
+		row.check = noUnlockAdvice(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/3f a Job that ended before the holder's is no evidence", "cf26-3f", tc,
+			cf26(cfRunLease+" Free", cfPlan+" Steps"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{World: in(testbed.World{})})
+			jobs26(t, *r, job26{"captf-c-web-drift-a1-cccccc", "drift", testbed.JobDeadlineExceeded}, job26{holderJob, "apply", testbed.JobFailed})
+		}
+		row.clears = true
+		row.says = []string{"CAPTF clears it with the object's next Job"}
+		rows = append(rows, row)
+	}
+
 	// Case 4: a Live lock: no Job while the pod runs.
 	{
 		row, r := stale19("issue26/4 live: the run lease holds the next Job back", "cf26-4", tc, cf26(cfRunLease+" Free, podsRunning", cfRunGo+" StartJob"))
@@ -477,4 +528,29 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// job26 is a runner Job of a row's object: its name, op and outcome.
+type job26 struct {
+	name, op string
+	outcome  testbed.JobOutcome
+}
+
+// jobs26 creates r's own Jobs in order, each at least a second after the
+// one before, as the API server's creationTimestamps count in seconds.
+func jobs26(t *testing.T, r object.Ref, jobs ...job26) {
+	t.Helper()
+	ctx := context.Background()
+	uid, err := admin.UID(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, j := range jobs {
+		if n > 0 {
+			time.Sleep(1100 * time.Millisecond)
+		}
+		if err := admin.Job(ctx, r, j.name, j.op, uid, j.outcome); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

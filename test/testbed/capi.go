@@ -106,6 +106,9 @@ const (
 	JobRunning JobOutcome = iota
 	JobSucceeded
 	JobFailed
+	// JobDeadlineExceeded is failed at activeDeadlineSeconds, with the
+	// reason and message the Job controller writes.
+	JobDeadlineExceeded
 )
 
 // Job creates a runner Job named name with the object's CAPTF labels and
@@ -144,6 +147,13 @@ func (cs *Clients) Job(ctx context.Context, r object.Ref, name, op string, uid t
 		j.Status.Conditions = []batchv1.JobCondition{
 			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
 			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+	case JobDeadlineExceeded:
+		const reason, msg = "DeadlineExceeded", "Job was active longer than specified deadline"
+		j.Status.Failed = 1
+		j.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: now},
 		}
 	default:
 		j.Status.Failed = 1
