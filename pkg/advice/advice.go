@@ -25,6 +25,10 @@ type Conn struct {
 	Cluster    string
 	User       string
 	Server     string
+	// ServerDerived is true when Server is not --server but the URL of
+	// the configuration the run merged, where no one kubeconfig file
+	// holds it (a $KUBECONFIG list, the in-cluster configuration).
+	ServerDerived bool
 	// TLSServerName, CertificateAuthority, ClientCertificate, ClientKey
 	// and Insecure are the TLS flags.
 	TLSServerName        string
@@ -199,7 +203,8 @@ func (b Builder) DescribeCluster(name, namespace string) (argv, cannot []string)
 		flag string
 		set  bool
 	}{
-		{"--cluster", c.Cluster != ""}, {"--user", c.User != ""}, {"--server", c.Server != ""},
+		{"--cluster", c.Cluster != ""}, {"--user", c.User != ""}, {"--server", c.Server != "" && !c.ServerDerived},
+		{"the API server's URL (this run's configuration came from a $KUBECONFIG list or from inside a pod, which no one --kubeconfig file holds)", c.ServerDerived},
 		{"--tls-server-name", c.TLSServerName != ""}, {"--certificate-authority", c.CertificateAuthority != ""},
 		{"--client-certificate", c.ClientCertificate != ""}, {"--client-key", c.ClientKey != ""},
 		{"--insecure-skip-tls-verify", c.Insecure}, {"--as", c.As != ""}, {"--as-group", len(c.AsGroups) > 0}, {"--as-uid", c.AsUID != ""},

@@ -78,6 +78,7 @@ func TestDescribeCluster(t *testing.T) {
 	}{
 		{Conn{Context: "mgmt", As: "alice"}, "--as"},
 		{Conn{Server: "https://127.0.0.1:6443"}, "--server"},
+		{Conn{Server: "https://127.0.0.1:6443", ServerDerived: true}, "the API server's URL (this run's configuration came from a $KUBECONFIG list or from inside a pod, which no one --kubeconfig file holds)"},
 		{Conn{Context: "mgmt", Omitted: []string{"--token"}}, "--token"},
 		{Conn{Context: "mgmt", Cluster: "c", AsGroups: []string{"g"}, Insecure: true}, "--cluster,--insecure-skip-tls-verify,--as-group"},
 	} {

@@ -104,7 +104,7 @@ func (f *factory) advice() advice.Builder {
 	}
 	if c.Kubeconfig == "" && c.Server == "" {
 		if cfg, err := f.getter.ToRESTConfig(); err == nil {
-			c.Server = cfg.Host
+			c.Server, c.ServerDerived = cfg.Host, true
 		}
 	}
 	return advice.Builder{Conn: c}

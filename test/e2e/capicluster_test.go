@@ -242,6 +242,17 @@ func TestCAPIClusterExplain(t *testing.T) {
 		!strings.Contains(flat(res.out), "clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given --as, --as-group as this run was") {
 		t.Errorf("with --as: exit %d\n%s%s", res.code, res.out, res.err)
 	}
+	// A $KUBECONFIG list: no one file holds the run's configuration, so
+	// the printed kubectl commands carry the server's URL, which
+	// clusterctl cannot take; the note names that, not a --server the run
+	// was never given (review29c n3).
+	cmd := exec.Command(plugin, "explain", prodM.String())
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigIn(t, capiA)+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "absent"), "NO_COLOR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "clusterctl describe cluster prod") || strings.Contains(flat(string(out)), "cannot be given --server") ||
+		!strings.Contains(flat(string(out)), "clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given the API server's URL (this run's configuration came from a $KUBECONFIG list") {
+		t.Errorf("with a $KUBECONFIG list: %v\n%s", err, out)
+	}
 }
 
 // unlock's Holder line quotes an operation the holder wrote, as it
