@@ -150,9 +150,25 @@ fi
 failed=()
 # Guarded: macOS's bash 3.2 calls an empty array unbound under set -u.
 if [ ${#pids[@]} -gt 0 ]; then
+  # A first build is silent for up to half an hour on 2 cores: a line a
+  # minute says it is still going, and how long it has taken so far.
+  # Its sleep is killed with it: left running, it would hold stdout open,
+  # and $(build.sh) would wait for it.
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 60 &
+      nap=$!
+      wait "$nap"
+      echo "build.sh: still building, $(elapsed $((SECONDS - started))) so far" >&2
+    done
+  ) >/dev/null &
+  heartbeat=$!
   for n in "${!pids[@]}"; do
     wait "${pids[$n]}" || failed+=("${names[$n]}")
   done
+  kill "$heartbeat" 2>/dev/null || true
+  wait "$heartbeat" 2>/dev/null || true
 fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "build.sh: failed to build: ${failed[*]}" >&2
