@@ -466,7 +466,15 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 	}
 	switch p := eff.Policy; {
 	case !p.Known:
-		g := unsure("the object is being deleted and its deletionPolicy is %s: under Destroy the destroy Job force-unlocks the lock; under Retain no Job starts", p.From)
+		// Under Destroy, a held state holds the deletion as below
+		// (review26d n1).
+		destroy := "under Destroy the destroy Job force-unlocks the lock"
+		if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
+			destroy = "under Destroy CAPTF holds the deletion on the state (StateReadable " + c.says() + "), and no Job but a restore asked for starts"
+		} else if env.ChunkReason != "" {
+			destroy = "under Destroy " + nextRead(env) + ", so it holds the deletion on the state, and no Job but a restore asked for starts"
+		}
+		g := unsure("the object is being deleted and its deletionPolicy is %s: %s; under Retain no Job starts", p.From, destroy)
 		g.Deletes = &Deletion{Path: PathRetain, When: "if the inherited policy is Retain: at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
 			Why: "Retain deletes the lock Lease, whoever holds it (retain.go Retain, state.DeleteLock); the policy is " + p.From, AfterLockCheck: true}
 		return g
