@@ -67,8 +67,9 @@ func (o *LocksOptions) scanContexts(ctx context.Context, list *v1alpha1.LockList
 		s := scans[i]
 		warn(o.ErrOut, "context "+name, s.warnings)
 		if s.err != nil {
-			warn(o.ErrOut, "context "+name, []string{s.err.Error()})
-			list.ContextErrors = append(list.ContextErrors, v1alpha1.ContextError{Context: name, Error: s.err.Error()})
+			msg := withoutPasswords(s.err.Error())
+			warn(o.ErrOut, "context "+name, []string{msg})
+			list.ContextErrors = append(list.ContextErrors, v1alpha1.ContextError{Context: name, Error: msg})
 			continue
 		}
 		list.Items = append(list.Items, s.items...)

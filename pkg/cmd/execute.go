@@ -171,12 +171,13 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 
 // printError prints err as kubectl does, after "error:": the lines of the
 // plugin's and cobra's own messages kept, whatever the cluster wrote
-// escaped on its line (escape.Error).
+// escaped on its line (escape.Error), and no URL's password
+// (withoutPasswords).
 func printError(w io.Writer, err error) {
 	var ran *commandError
 	if errors.As(err, &ran) {
-		fmt.Fprintf(w, "error: %s\n", escape.Text(strings.TrimSpace(err.Error())))
+		fmt.Fprintf(w, "error: %s\n", withoutPasswords(escape.Text(strings.TrimSpace(err.Error()))))
 		return
 	}
-	fmt.Fprintf(w, "error: %s\n", escape.Error(err))
+	fmt.Fprintf(w, "error: %s\n", withoutPasswords(escape.Error(err)))
 }

@@ -122,3 +122,39 @@ func TestContextsCarryTheProxyAndUserExtras(t *testing.T) {
 		t.Errorf("no note that --proxy-url was left out: %+v", x.Advice)
 	}
 }
+
+// A proxy URL client-go cannot use is named in its error without its
+// password, from --proxy-url and from a kubeconfig, for one context or
+// many, on stderr and in the JSON list's contextErrors (review28 n2).
+func TestAProxyPasswordIsNeverPrinted(t *testing.T) {
+	ns := "proxy-password"
+	staleLocks(t, ns, "hidden")
+	kc := writeKubeconfig(t, adminContext("a", ns), adminContext("b", ns))
+	const bad = "http://ops:s3cret@%zz"
+	for _, args := range [][]string{
+		{"locks", "--proxy-url", bad},
+		{"locks", "--contexts", "a,b", "--proxy-url", bad},
+		{"locks", "--all-contexts", "-o", "json", "--proxy-url", bad},
+		{"explain", "terraformcluster/hidden", "--proxy-url", bad},
+	} {
+		res := captf(t, kc, args...)
+		if res.code == 0 || strings.Contains(res.out+res.err, "s3cret") || !strings.Contains(res.out+res.err, "http://ops:xxxxx@%zz") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, res.code, res.out, res.err)
+		}
+	}
+	cfg, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clusters["b"].ProxyURL = bad
+	inFile := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, inFile); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"locks", "--context", "b"}, {"locks", "--contexts", "a,b", "-o", "json"}} {
+		res := captf(t, inFile, args...)
+		if strings.Contains(res.out+res.err, "s3cret") || !strings.Contains(res.out+res.err, "ops:xxxxx@") {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, res.code, res.out, res.err)
+		}
+	}
+}
