@@ -129,7 +129,11 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		case inspect.StaleChunked:
 			comment = "with an OpenTofu image no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleTried:
-			comment = "a Job the controller started after the holder ended without clearing this lock, find out why from that Job, then clear it here:"
+			// What stopped that Job decides whether the next clears it.
+			return []v1alpha1.Advice{
+				advice.Run("a Job the controller created to force-unlock this lock failed with it still held, see why:", b.Kubectl("describe", "job", "-n", ns, r.Facts.Runtime.Tried.Name)),
+				advice.Run("then clear it here:", b.Unlock(t.Arg, ns, withID, true, false)),
+			}
 		case inspect.StaleNoSteps:
 			// Unlocking does not make an image run; once one does, that
 			// Job force-unlocks the lock itself.

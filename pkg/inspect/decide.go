@@ -2,13 +2,9 @@ package inspect
 
 import (
 	"sort"
-	"time"
-
-	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
-	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
 // Decide gives every lock of the snapshot its verdict, by Classify, and
@@ -140,27 +136,10 @@ func (d *decider) result(l Lease) Result {
 	return r
 }
 
-// tried is the Job of the owner o that CAPTF started after the holder of
-// l and that finished, the lock still held (triedJob); nil for none, or
-// for a holder that is not a runner pod.
+// tried is the Job of the owner o that CAPTF created to force-unlock the
+// lock l and that failed, the lock still held (triedJob); nil for none.
 func (d *decider) tried(l Lease, o *Owner) *TriedJob {
-	host, ok := HolderPod(l)
-	if !ok {
-		return nil
-	}
-	p, err := runner.ParsePodName(host)
-	if err != nil {
-		return nil
-	}
-	var holder *batchv1.Job
-	if named := d.jobs.named(l.Namespace, p.Job); len(named) > 0 {
-		holder = named[0]
-	}
-	var created time.Time
-	if l.Info != nil {
-		created = l.Info.Created
-	}
-	return triedJob(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID), p.Job, holder, created)
+	return triedJob(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID), captfID(l))
 }
 
 // ownerRef is an existing owner's reference, the zero Ref for none.

@@ -281,56 +281,80 @@ func (x jobIndex) named(namespace, name string) []*batchv1.Job {
 	return x.byName[types.NamespacedName{Namespace: namespace, Name: name}]
 }
 
-// TriedJob is a Job of the object's that CAPTF started after the lock's
-// holder and that has finished while the lock is still held.
+// TriedJob is a Job of the object's that CAPTF started to force-unlock
+// the lock, and that failed while the lock is still held.
 type TriedJob struct {
 	Name, Op string
-	// Outcome is how it ended: "failed (<reason of its Failed
-	// condition>)", or "completed".
+	// Image is the module image it ran (its runner's --image), "" when
+	// not recorded.
+	Image string
+	// Outcome is how it ended: "failed", with its Failed condition's
+	// reason, cut to maxReason, in parentheses.
 	Outcome string
 }
 
-// clockSkew is how far the lock info's Created, written by the holder
-// pod's node, may run behind the API server's creationTimestamps when the
-// holder's Job is gone and Created stands in for it.
-const clockSkew = time.Minute
+// Runner flags CAPTF passes in the Job's container args
+// (internal/jobs/spec.go args, at d6986f4646de003dbde2b12ec279505307a1b667;
+// internal/jobs/testdata/apply-force-unlock.yaml, at
+// 07c8c1e0ba04add1241dc3ba4845a7facfb6a4bb): the lock ID the Job's
+// force-unlock step is given, and the module image it runs.
+const (
+	FlagForceUnlock = "--force-unlock="
+	FlagImage       = "--image="
+)
 
-// triedJob is the newest finished Job of own, the object's own Jobs,
-// that CAPTF started after the lock's holder: created after holder, the
-// holder pod's Job, by the API server's clock, or, with that Job gone,
-// more than clockSkew after created, the lock info's Created (zero when
-// unknown: then nil). CAPTF starts one Job of an object at a time, the
-// next only once every pod of the last one has ended (its run lease),
-// and each Job it starts while the holder's pod is gone or finished runs
-// init and then force-unlock -force <ID> (internal/runner/plan.go Steps
-// at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517). A finished one with the
-// same lock still held therefore never cleared it: its pod did not reach
-// that step (an image that does not pull: the drift Jobs' at their
-// deadline, whose DriftJobSucceeded bookkeeping rewrites from the
-// finished Job, bookkeeping.go setDriftJob at
-// 148aa21efa139ad15203df93fb94de9c6b88260e), or the step failed. nil for
-// none.
-func triedJob(own []*batchv1.Job, holderJob string, holder *batchv1.Job, created time.Time) *TriedJob {
-	after := func(j *batchv1.Job) bool {
-		if holder != nil {
-			return j.CreationTimestamp.After(holder.CreationTimestamp.Time)
-		}
-		return !created.IsZero() && j.CreationTimestamp.After(created.Add(clockSkew))
-	}
-	for _, j := range finishedNewestFirst(own) {
-		if j.Name == holderJob || !after(j) {
-			continue
-		}
-		t := &TriedJob{Name: j.Name, Op: opOf(j), Outcome: "completed"}
-		for _, c := range j.Status.Conditions {
-			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
-				t.Outcome = "failed"
-				if c.Reason != "" {
-					t.Outcome += " (" + c.Reason + ")"
-				}
+// maxReason bounds the Failed reason a reason quotes: the Job
+// controller's are a word, and anyone who may write a Job's status can
+// write any.
+const maxReason = 64
+
+// runnerArg is the value of the first container arg of j that begins
+// with flag, "" for none.
+func runnerArg(j *batchv1.Job, flag string) string {
+	for _, c := range j.Spec.Template.Spec.Containers {
+		for _, a := range c.Args {
+			if v, ok := strings.CutPrefix(a, flag); ok {
+				return v
 			}
 		}
-		return t
+	}
+	return ""
+}
+
+// triedJob is the newest Job of own, the object's own Jobs, that CAPTF
+// created to force-unlock the lock id (its --force-unlock argument is id)
+// and that failed, the lock still held. CAPTF passes the argument only to
+// a Job it creates while the holder's pod is gone or finished
+// (bookkeeping.go checkLock, at 148aa21efa139ad15203df93fb94de9c6b88260e;
+// spec.go args), and the runner runs init, then force-unlock -force <id>
+// (internal/runner/plan.go Steps, at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), so such a Job with the same
+// lock still held never cleared it: its pod did not reach that step (an
+// image that does not pull: the drift Jobs' at their deadline, after
+// which bookkeeping rewrites DriftJobSucceeded from the finished Job,
+// setDriftJob), or the step failed. Lock IDs are not reused. A Job
+// without the argument (one created while the holder's pod still ran)
+// says nothing of the force-unlock. nil for none.
+func triedJob(own []*batchv1.Job, id string) *TriedJob {
+	if id == "" {
+		return nil
+	}
+	for _, j := range finishedNewestFirst(own) {
+		if runnerArg(j, FlagForceUnlock) != id {
+			continue
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue {
+				continue
+			}
+			t := &TriedJob{Name: j.Name, Op: opOf(j), Image: runnerArg(j, FlagImage), Outcome: "failed"}
+			if r := []rune(c.Reason); len(r) > maxReason {
+				t.Outcome += " (" + string(r[:maxReason]) + "…)"
+			} else if c.Reason != "" {
+				t.Outcome += " (" + c.Reason + ")"
+			}
+			return t
+		}
 	}
 	return nil
 }

@@ -52,8 +52,8 @@ type Runtime struct {
 	// Waits are the conditions ("ApplyJobSucceeded Unknown/WaitingForJobSlot")
 	// that say CAPTF's next Job waits before it is created.
 	Waits []string
-	// Tried is the newest Job of the object's that CAPTF started after
-	// the lock's holder and that finished with the lock still held
+	// Tried is the newest Job of the object's that CAPTF created to
+	// force-unlock the lock and that failed with the lock still held
 	// (triedJob); nil for none, or where the Jobs were not read.
 	Tried *TriedJob
 }
@@ -196,7 +196,7 @@ func (rt Runtime) secretNames() string {
 	for n, s := range rt.Secrets {
 		names[n] = s.Name
 	}
-	return someNames(names)
+	return someNames(names, ", ")
 }
 
 // maxNames is how many Secret names a reason lists: anyone who may
@@ -204,13 +204,13 @@ func (rt Runtime) secretNames() string {
 // reason is printed on every lock line and in explain (review26d m5).
 const maxNames = 5
 
-// someNames joins the first maxNames of names, comma-separated, and says
-// how many more there are.
-func someNames(names []string) string {
+// someNames joins the first maxNames of names with sep, and says how
+// many more there are.
+func someNames(names []string, sep string) string {
 	if len(names) <= maxNames {
-		return strings.Join(names, ", ")
+		return strings.Join(names, sep)
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNames], ", "), len(names)-maxNames)
+	return fmt.Sprintf("%s%sand %d more", strings.Join(names[:maxNames], sep), sep, len(names)-maxNames)
 }
 
 // MaybeNoState is, for a StateLost or ApplyOutcomeUnknown whose state
@@ -273,7 +273,7 @@ func (rt Runtime) Relabeled() string {
 			out = append(out, s.Name+": "+strings.Join(diff, ", "))
 		}
 	}
-	return strings.Join(out, "; ")
+	return someNames(out, "; ")
 }
 
 // RelabeledText says what each runtime does with state Secrets whose
@@ -294,7 +294,7 @@ func (rt Runtime) Chunked(suffix string) string {
 			out = append(out, s.Name)
 		}
 	}
-	return someNames(out)
+	return someNames(out, ", ")
 }
 
 // ChunkedText says what each runtime does with a chunked state. OpenTofu
@@ -450,12 +450,17 @@ func RestoreFailed(u *unstructured.Unstructured) bool {
 // runner replay saw.
 const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, or a base Secret without its tfstate key, the restore's init fails (with no state to read, OpenTofu and terraform lock the state to write an empty one and fail on this lock; terraform v1.11.4 was seen to crash on chunks without a base) and its force-unlock step never runs"
 
-// TriedText says what a finished Job that CAPTF started after the holder
-// shows, id being the ID its force-unlock step was given. It is evidence
-// of the Job's outcome, not of its cause: whatever stopped it (an image
-// that does not pull, which CAPTF's DriftJobSucceeded stops saying once
-// the Job reaches its deadline; a step that failed) stops the next Job
-// too unless it has changed since.
+// TriedText says what a Job that CAPTF created to force-unlock the lock
+// id, and that failed with the lock still held, shows. It is evidence of
+// that Job's outcome, not of its cause: whatever stopped it (an image
+// that does not pull, which DriftJobSucceeded stops saying once the Job
+// reaches its deadline; a step that failed) stops the next Job too
+// unless it has changed, and the next Job may run another image
+// (ChooseImage), so the text does not claim more.
 func TriedText(t *TriedJob, id string) string {
-	return fmt.Sprintf("its %s Job %s, which CAPTF started after the holder's Job, has %s and the lock is still held, so that Job's force-unlock -force %s did not clear it: its pod never reached that step (an image that did not pull, a container that could not start) or the step failed, and CAPTF's next Job meets the same unless what stopped that one has changed since (the Job's conditions and events, and its pod's, say what it was)", t.Op, t.Name, t.Outcome, id)
+	ran := ","
+	if t.Image != "" {
+		ran = ", running " + t.Image + ","
+	}
+	return fmt.Sprintf("its %s Job %s%s which CAPTF created to force-unlock it (--force-unlock=%s), %s and the lock is still held: that Job's pod never reached its force-unlock step (an image that did not pull, a container that could not start) or the step failed; whether CAPTF's next Job clears it depends on what stopped that one (its conditions and events, and its pod's, say what), and the next Job may run another image", t.Op, t.Name, ran, id, t.Outcome)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,55 +15,56 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
-// createdAt is j created at t.
-func createdAt(j *batchv1.Job, t time.Time) *batchv1.Job {
-	j.CreationTimestamp = metav1.NewTime(t)
+// runnerJob is the Job name of demo's, op op, failed with reason (""
+// for none) and given args, as CAPTF's spec.go passes them.
+func runnerJob(name, reason string, args ...string) *batchv1.Job {
+	j := job("default", name, demo, true)
+	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason}}
+	j.Spec.Template.Spec.Containers = []corev1.Container{{Name: "source", Args: append([]string{"--op=drift", "--image=registry.example/mod:1"}, args...)}}
 	return j
 }
 
-// deadlineExceeded is j failed at its activeDeadlineSeconds, as the Job
-// controller records it.
-func deadlineExceeded(j *batchv1.Job) *batchv1.Job {
-	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", LastTransitionTime: j.CreationTimestamp}}
-	return j
-}
-
-// review26d M1: a drift Job whose image does not pull ends at its
-// deadline, and bookkeeping then rewrites DriftJobSucceeded from it
+// review26d M1, review26e M1: a drift Job whose image does not pull ends
+// at its deadline, and bookkeeping then rewrites DriftJobSucceeded from it
 // (DriftJobDeadlineExceeded), so no condition says ImagePullFailed any
-// more. The finished Job, started after the holder's with the lock still
-// held, says that CAPTF's Jobs do not clear it.
+// more. A failed Job that CAPTF created to force-unlock this lock (its
+// --force-unlock argument), with the lock still held, says that its Jobs
+// have not cleared it. A Job without the argument, one of another lock,
+// one still running or one of an earlier object says nothing.
 func TestAJobThatEndedWithoutClearingIsEvidence(t *testing.T) {
-	holderJob := strings.TrimSuffix(demoPod, "-x7k2p")
 	drift := "captf-c-demo-drift-a1-bbbbbb"
+	forced := FlagForceUnlock + lockID
 	cases := []struct {
 		name    string
 		objects []runtime.Object
 		want    StaleCase
 		says    string
 	}{
-		{"a drift Job after the holder's, at its deadline",
-			[]runtime.Object{createdAt(job("default", holderJob, demo, true), created.Add(-time.Minute)), deadlineExceeded(createdAt(job("default", drift, demo, true), created.Add(time.Hour)))},
-			StaleTried, "its drift Job " + drift + ", which CAPTF started after the holder's Job, has failed (DeadlineExceeded) and the lock is still held, so that Job's force-unlock -force " + lockID + " did not clear it"},
-		{"the holder's Job pruned: the lock's Created stands in",
-			[]runtime.Object{deadlineExceeded(createdAt(job("default", drift, demo, true), created.Add(time.Hour)))},
-			StaleTried, "has failed (DeadlineExceeded)"},
-		{"the holder's Job pruned, a Job within the clock skew of Created",
-			[]runtime.Object{deadlineExceeded(createdAt(job("default", drift, demo, true), created.Add(clockSkew/2)))},
+		{"a drift Job given the force-unlock, at its deadline", []runtime.Object{runnerJob(drift, "DeadlineExceeded", forced)},
+			StaleTried, "its drift Job " + drift + ", running registry.example/mod:1, which CAPTF created to force-unlock it (--force-unlock=" + lockID + "), failed (DeadlineExceeded) and the lock is still held"},
+		{"a Job given the force-unlock, failed for another reason", []runtime.Object{runnerJob(drift, "BackoffLimitExceeded", forced)},
+			StaleTried, "failed (BackoffLimitExceeded)"},
+		{"a hostile reason is cut", []runtime.Object{runnerJob(drift, strings.Repeat("x", 1000), forced)},
+			StaleTried, "failed (" + strings.Repeat("x", maxReason) + "…)"},
+		{"a Job created while the holder still ran: no force-unlock", []runtime.Object{runnerJob(drift, "DeadlineExceeded")},
 			StaleClears, "CAPTF clears it with the object's next Job"},
-		{"a finished Job older than the holder's",
-			[]runtime.Object{createdAt(job("default", holderJob, demo, true), created.Add(-time.Minute)), deadlineExceeded(createdAt(job("default", drift, demo, true), created.Add(-time.Hour)))},
+		{"a Job that force-unlocked another lock", []runtime.Object{runnerJob(drift, "DeadlineExceeded", FlagForceUnlock+"0000")},
 			StaleClears, "CAPTF clears it with the object's next Job"},
-		{"a Job after the holder's still running",
-			[]runtime.Object{createdAt(job("default", holderJob, demo, true), created.Add(-time.Minute)), createdAt(job("default", drift, demo, false), created.Add(time.Hour))},
-			StaleClears, "CAPTF clears it with the object's next Job"},
-		{"a Job after the holder's of an earlier object of the same name",
-			[]runtime.Object{createdAt(job("default", holderJob, demo, true), created.Add(-time.Minute)), func() *batchv1.Job {
-				j := deadlineExceeded(createdAt(job("default", drift, demo, true), created.Add(time.Hour)))
-				j.OwnerReferences[0].UID = "earlier"
-				return j
-			}()},
-			StaleClears, "CAPTF clears it with the object's next Job"},
+		{"a Job given the force-unlock that completed", []runtime.Object{func() *batchv1.Job {
+			j := runnerJob(drift, "", forced)
+			j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+			return j
+		}()}, StaleClears, "CAPTF clears it with the object's next Job"},
+		{"a Job given the force-unlock still running", []runtime.Object{func() *batchv1.Job {
+			j := runnerJob(drift, "", forced)
+			j.Status.Conditions = nil
+			return j
+		}()}, StaleClears, "CAPTF clears it with the object's next Job"},
+		{"a Job of an earlier object of the same name", []runtime.Object{func() *batchv1.Job {
+			j := runnerJob(drift, "DeadlineExceeded", forced)
+			j.OwnerReferences[0].UID = "earlier"
+			return j
+		}()}, StaleClears, "CAPTF clears it with the object's next Job"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestAJobThatEndedWithoutClearingIsEvidence(t *testing.T) {
 
 // The Jobs unread, nothing is claimed of them.
 func TestTriedNeedsTheJobs(t *testing.T) {
-	c := newCluster([]runtime.Object{held(demo, "root@"+demoPod), deadlineExceeded(createdAt(job("default", "captf-c-demo-drift-a1-bbbbbb", demo, true), created.Add(time.Hour)))}, demo)
+	c := newCluster([]runtime.Object{held(demo, "root@"+demoPod), runnerJob("captf-c-demo-drift-a1-bbbbbb", "DeadlineExceeded", FlagForceUnlock+lockID)}, demo)
 	c.jobsErr = errors.New("jobs is forbidden")
 	r := c.only(t)
 	if r.Decision.StaleCase == StaleTried || r.Facts.Runtime.Tried != nil {
@@ -95,11 +95,15 @@ func TestReasonsListAFewSecretNames(t *testing.T) {
 		rt.Secrets = append(rt.Secrets, metav1.ObjectMeta{Name: fmt.Sprintf("tfstate-default-%s-part-%d", demo.Suffix(), n)})
 	}
 	got := rt.Chunked(demo.Suffix())
-	if !strings.HasSuffix(got, fmt.Sprintf("-part-%d and 2 more", maxNames)) || strings.Count(got, "tfstate-default-") != maxNames {
+	if !strings.HasSuffix(got, fmt.Sprintf("-part-%d, and 2 more", maxNames)) || strings.Count(got, "tfstate-default-") != maxNames {
 		t.Errorf("Chunked = %q, want %d names and \"and 2 more\"", got, maxNames)
 	}
-	if got := rt.secretNames(); strings.Count(got, ", ") != maxNames-1 || !strings.HasSuffix(got, " and 2 more") {
+	if got := rt.secretNames(); strings.Count(got, ", ") != maxNames || !strings.HasSuffix(got, ", and 2 more") {
 		t.Errorf("secretNames = %q", got)
+	}
+	rt.BackendLabels = map[string]string{"x": "y"}
+	if got := rt.Relabeled(); strings.Count(got, "tfstate-default-") != maxNames || !strings.HasSuffix(got, "; and 2 more") {
+		t.Errorf("Relabeled = %q", got)
 	}
 }
 

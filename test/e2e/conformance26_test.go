@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,9 @@ const (
 	// with no image left is written (4b3ba278; 3c7bece4 adds apply and
 	// plan, on ApplyJobSucceeded).
 	cfPullFallback = "internal/controllers/shared/pullfallback.go@4b3ba278faff2ad1a0d02cd1a5329583a79a9d1c"
+	// cfSpec is where CAPTF passes the force-unlock ID to a Job: its
+	// runner container's --force-unlock=<ID> (and --image=<ref>).
+	cfSpec = "internal/jobs/spec.go@d6986f4646de003dbde2b12ec279505307a1b667"
 	// cfBookkeeping148 is where bookkeeping rewrites DriftJobSucceeded
 	// from the newest finished drift or refresh Job (setDriftJob: True,
 	// DriftJobDeadlineExceeded or DriftJobFailed).
@@ -53,15 +57,15 @@ func cf26(parts ...string) string {
 	return "captf and the runtimes (issue 26): " + strings.Join(parts, ", ")
 }
 
-// noUnlockAdvice requires explain's "What you can do" to give the unlock
+// unlockAdvised requires explain's "What you can do" to give the unlock
 // command and not to say that nothing is required.
-func noUnlockAdvice(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock) {
-	return noUnlockAdviceOf(r, func() string { return cfLockID })
+func unlockAdvised(r object.Ref) func(t *testing.T, kc string, l v1alpha1.Lock) {
+	return unlockAdvisedOf(r, func() string { return cfLockID })
 }
 
-// noUnlockAdviceOf is noUnlockAdvice for the lock ID id gives, once the
+// unlockAdvisedOf is unlockAdvised for the lock ID id gives, once the
 // row's setup took the lock.
-func noUnlockAdviceOf(r object.Ref, id func() string) func(t *testing.T, kc string, l v1alpha1.Lock) {
+func unlockAdvisedOf(r object.Ref, id func() string) func(t *testing.T, kc string, l v1alpha1.Lock) {
 	return func(t *testing.T, _ string, _ v1alpha1.Lock) {
 		x := explainJSONIn(t, r.Namespace, r.String())
 		unlock := false
@@ -124,7 +128,7 @@ func heldByNames26(name, id, finding, note string, change func(t *testing.T, ctx
 	row.note = note + ": CAPTF's next pass writes StateReadable False/StateInconsistent and starts no Job but a restore"
 	row.says = []string{"CAPTF will not clear it", "CAPTF's next read of its state fails on the state Secrets' names (" + evidence(*r) + ")", "StateReadable False/StateInconsistent", "no Job but a restore starts"}
 	row.action = []string{"Nothing: CAPTF's next read of its state fails"}
-	row.check = noUnlockAdvice(*r)
+	row.check = unlockAdvised(*r)
 	return row
 }
 
@@ -150,7 +154,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"no Job clears it", "StateReadable Unknown/StateNotFound", "the first apply runs init first", "init fails and the force-unlock step never runs", "unlock it, and the first apply proceeds"}
 		row.action = []string{"No Job clears it", "init fails and the force-unlock step never runs"}
 		row.replay = noStateInit
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 	{
@@ -165,7 +169,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"no Job clears it", "StateReadable False/StateLost", "the restore Job runs init first", "CAPTF does not retry it for the same serial", "remove the captf.io/restore-state annotation, wait until status.lastRestoredSerial is cleared, and set the annotation again"}
 		row.action = []string{"No Job clears it"}
 		row.replay = noStateInit
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 	{
@@ -214,7 +218,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"no Job clears it", "no state Secret of suffix " + r.Suffix() + " exists, though CAPTF last recorded StateReadable True/StateRead: it was deleted since", "its next Job runs init first", "init fails and the force-unlock step never runs", "unlock it, and the next Job proceeds"}
 		row.action = []string{"No Job clears it", "init fails and the force-unlock step never runs"}
 		row.replay = noStateInit
-		row.check = noUnlockAdviceOf(*r, func() string { return *id })
+		row.check = unlockAdvisedOf(*r, func() string { return *id })
 		rows = append(rows, row)
 	}
 
@@ -229,7 +233,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"not as terraform and OpenTofu read it (json: cannot unmarshal number into Go struct field LockInfo.Info of type string)", "which CAPTF's runner does not accept"}
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"cannot unmarshal number into Go struct field LockInfo.Info of type string"}}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 	{
@@ -260,7 +264,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"whether a Job clears it depends on the runtime", `cluster.x-k8s.io/cluster-name="another-cluster"`, "with a Terraform image, init lists the state with a selector of those labels, finds none", "with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock", "CAPTF records nothing of which runtime its image holds"}
 		row.action = []string{"Whether a Job clears it depends on the runtime in the image"}
 		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}, clearedBy: "tofu"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 
@@ -279,7 +283,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"whether a Job clears it depends on the runtime", `app.kubernetes.io/managed-by (missing; the runtime's selector requires "terraform")`}
 		row.action = []string{"Whether a Job clears it depends on the runtime in the image"}
 		row.replay = &cfReplay{step: "init", output: []string{"already locked by another"}, clearedBy: "tofu"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 
@@ -297,7 +301,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{`the ID CAPTF passes to force-unlock -force, "-x-9f1c0c5e", begins with "-"`, "fails with an error CAPTF's runner does not accept"}
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x-9f1c0c5e"}}
-		row.check = noUnlockAdviceOf(*r, func() string { return flagID })
+		row.check = unlockAdvisedOf(*r, func() string { return flagID })
 		rows = append(rows, row)
 	}
 
@@ -419,7 +423,7 @@ func issue26Rows() []cfRow {
 		row.says = []string{"whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
 		row.action = []string{"Whether a Job clears it depends on the runtime in the image", "Unlock it unless you know the image holds Terraform."}
 		row.replay = &cfReplay{step: "init", output: []string{"unexpected EOF"}, clearedBy: "terraform"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 
@@ -429,7 +433,7 @@ func issue26Rows() []cfRow {
 		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("ApplyJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
 		row.says = []string{"no Job of CAPTF's clears it until the image runs", "ApplyJobSucceeded False/ImagePullFailed"}
 		row.action = []string{"No Job clears it until the image runs"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 
@@ -443,7 +447,7 @@ func issue26Rows() []cfRow {
 		row.setup = seed(r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
 		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its drift and refresh Jobs could not be pulled", "DriftJobSucceeded False/ImagePullFailed", "until that image can be pulled or CAPTF has another to try"}
 		row.action = []string{"No Job clears it until the image runs"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 	{
@@ -456,7 +460,7 @@ func issue26Rows() []cfRow {
 		}
 		row.says = []string{"no Job of CAPTF's clears it until the image runs", "the module image of its restore Job could not be pulled", "RestoreJobSucceeded False/ImagePullFailed"}
 		row.action = []string{"No Job clears it until the image runs"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 
@@ -470,36 +474,50 @@ func issue26Rows() []cfRow {
 		row, r := stale19("issue26/3d the drift Job stuck on its image, still active", "cf26-3d", tc,
 			cf26(cfPullFallback+" pullStuck, pullFailed (DriftJobSucceeded)", cfBookkeeping148+" Bookkeep (no lock check while a Job runs)", cfPlan+" Steps"))
 		const drift = "captf-c-web-drift-a2-cccccc"
+		forced3d := "--force-unlock=" + cfLockID
 		row.setup = func(t *testing.T, ns string) {
 			seed19(t, *r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "ImagePullFailed")), World: in(testbed.World{})})
-			jobs26(t, *r, job26{drift, "drift", testbed.JobRunning})
+			jobs26(t, *r, job26{drift, "drift", testbed.JobRunning, []string{"--op=drift", forced3d}})
 		}
 		row.active = drift
 		row.says = []string{"no Job of CAPTF's clears it until the image runs", "DriftJobSucceeded False/ImagePullFailed"}
 		row.action = []string{"Job " + drift + " is active, so the controller checks the lock only after it finishes.", "No Job clears it until the image runs"}
-		row.check = noUnlockAdvice(*r)
+		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
 	holderJob := cfJobName(tc.Code, "web", "apply", 1, "d72d2a")
+	forced := "--force-unlock=" + cfLockID
 	{
 		row, r := stale19("issue26/3e the drift Job stuck on its image, ended at its deadline", "cf26-3e", tc,
-			cf26(cfBookkeeping148+" Bookkeep, setDriftJob", cfPlan+" Steps", cfRunLease+" Free"))
+			cf26(cfBookkeeping148+" Bookkeep, checkLock, setDriftJob", cfSpec+" args (--force-unlock)", cfPlan+" Steps"))
 		const drift = "captf-c-web-drift-a2-cccccc"
 		row.setup = func(t *testing.T, ns string) {
 			seed19(t, *r, testbed.Seeded{Status: status19(cond19("DriftJobSucceeded", "False", "DriftJobDeadlineExceeded")), World: in(testbed.World{})})
-			jobs26(t, *r, job26{holderJob, "apply", testbed.JobFailed}, job26{drift, "drift", testbed.JobDeadlineExceeded})
+			jobs26(t, *r, job26{holderJob, "apply", testbed.JobFailed, nil}, job26{drift, "drift", testbed.JobDeadlineExceeded, []string{"--op=drift", "--image=registry.example/web:1", forced}})
 		}
-		row.says = []string{"CAPTF's Jobs have not cleared it", "its drift Job " + drift + ", which CAPTF started after the holder's Job, has failed (DeadlineExceeded) and the lock is still held, so that Job's force-unlock -force " + cfLockID + " did not clear it"}
+		row.says = []string{"CAPTF's Jobs have not cleared it", "its drift Job " + drift + ", running registry.example/web:1, which CAPTF created to force-unlock it (--force-unlock=" + cfLockID + "), failed (DeadlineExceeded) and the lock is still held", "whether CAPTF's next Job clears it depends on what stopped that one"}
 		row.action = []string{"No Job has cleared it: its drift Job " + drift, "Unlock it once you know what stopped that Job."}
-		row.check = noUnlockAdvice(*r)
+		row.check = func(t *testing.T, kc string, l v1alpha1.Lock) {
+			unlockAdvised(*r)(t, kc, l)
+			x := explainJSONIn(t, r.Namespace, r.String())
+			if len(x.Advice) == 0 || len(x.Advice[0].Argv) < 5 || x.Advice[0].Argv[0] != "kubectl" ||
+				!slices.Equal(x.Advice[0].Argv[len(x.Advice[0].Argv)-5:], []string{"describe", "job", "-n", r.Namespace, drift}) || !slices.Contains(x.Advice[0].Argv, "--kubeconfig") {
+				t.Errorf("explain's first advice is not kubectl describe job %s: %+v", drift, x.Advice)
+			}
+		}
 		rows = append(rows, row)
 	}
 	{
-		row, r := stale19("issue26/3f a Job that ended before the holder's is no evidence", "cf26-3f", tc,
-			cf26(cfRunLease+" Free", cfPlan+" Steps"))
+		// review26e M1: a Job CAPTF created while the holder's pod still
+		// ran carries no force-unlock, and one of another lock's ID is
+		// about another lock: neither says anything of this one.
+		row, r := stale19("issue26/3f a Job without this lock's force-unlock is no evidence", "cf26-3f", tc,
+			cf26(cfBookkeeping148+" checkLock", cfSpec+" args (--force-unlock)", cfPlan+" Steps"))
 		row.setup = func(t *testing.T, ns string) {
 			seed19(t, *r, testbed.Seeded{World: in(testbed.World{})})
-			jobs26(t, *r, job26{"captf-c-web-drift-a1-cccccc", "drift", testbed.JobDeadlineExceeded}, job26{holderJob, "apply", testbed.JobFailed})
+			jobs26(t, *r, job26{holderJob, "apply", testbed.JobFailed, nil},
+				job26{"captf-c-web-drift-a2-cccccc", "drift", testbed.JobDeadlineExceeded, []string{"--op=drift"}},
+				job26{"captf-c-web-drift-a3-dddddd", "drift", testbed.JobFailed, []string{"--op=drift", "--force-unlock=00000000-0000-4000-8000-000000000000"}})
 		}
 		row.clears = true
 		row.says = []string{"CAPTF clears it with the object's next Job"}
@@ -530,14 +548,17 @@ func issue26Rows() []cfRow {
 	return rows
 }
 
-// job26 is a runner Job of a row's object: its name, op and outcome.
+// job26 is a runner Job of a row's object: its name, op, outcome and
+// runner args.
 type job26 struct {
 	name, op string
 	outcome  testbed.JobOutcome
+	args     []string
 }
 
 // jobs26 creates r's own Jobs in order, each at least a second after the
-// one before, as the API server's creationTimestamps count in seconds.
+// one before, as the API server's creationTimestamps count in seconds
+// (the finished Jobs' order).
 func jobs26(t *testing.T, r object.Ref, jobs ...job26) {
 	t.Helper()
 	ctx := context.Background()
@@ -549,7 +570,7 @@ func jobs26(t *testing.T, r object.Ref, jobs ...job26) {
 		if n > 0 {
 			time.Sleep(1100 * time.Millisecond)
 		}
-		if err := admin.Job(ctx, r, j.name, j.op, uid, j.outcome); err != nil {
+		if err := admin.Job(ctx, r, j.name, j.op, uid, j.outcome, j.args...); err != nil {
 			t.Fatal(err)
 		}
 	}

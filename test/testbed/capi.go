@@ -114,8 +114,9 @@ const (
 // Job creates a runner Job named name with the object's CAPTF labels and
 // op label, whose controller is the object of uid (the object's own uid,
 // or another: a Job of an earlier object of the same name), ended as
-// outcome says.
-func (cs *Clients) Job(ctx context.Context, r object.Ref, name, op string, uid types.UID, outcome JobOutcome) error {
+// outcome says; args are its runner container's ("--force-unlock=<ID>",
+// as CAPTF's internal/jobs/spec.go passes them).
+func (cs *Clients) Job(ctx context.Context, r object.Ref, name, op string, uid types.UID, outcome JobOutcome, args ...string) error {
 	ctrl := true
 	labels := OwnerLabels(r)
 	labels["captf.infrastructure.cluster.x-k8s.io/op"] = op
@@ -130,7 +131,7 @@ func (cs *Clients) Job(ctx context.Context, r object.Ref, name, op string, uid t
 			Suspend: &ctrl,
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
-				Containers:    []corev1.Container{{Name: "runner", Image: "example.invalid/runner:test"}},
+				Containers:    []corev1.Container{{Name: "source", Image: "example.invalid/runner:test", Args: args}},
 			}},
 		},
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -125,9 +126,11 @@ func (r *Reader) listObjects(ctx context.Context, k object.Kind, namespace strin
 	return l
 }
 
-// listJobs returns CAPTF's runner Jobs in scope, with what Death and
-// ActiveJob read of them: metadata (labels and owner references) and
-// status. It selects captf.io/managed=true, as CAPTF's Job cache does
+// listJobs returns CAPTF's runner Jobs in scope, with what Death,
+// ActiveJob and the force-unlock evidence read of them: metadata (labels
+// and owner references), status, and of the spec only the containers'
+// --force-unlock and --image args (inspect.FlagForceUnlock, FlagImage),
+// so a kept Job costs what those hold. It selects captf.io/managed=true, as CAPTF's Job cache does
 // (internal/manager/cache.go jobSelector, at
 // 16ca67d3711e1eb42cfbf3acd89c0d42f6970517: owner-kind label present and
 // captf.io/managed=true): a Job without it is never one CAPTF counts.
@@ -138,7 +141,19 @@ func (r *Reader) listJobs(ctx context.Context, namespace, selector string) ([]*b
 	}
 	err := eachTyped(ctx, r, listPath{"/apis/batch/v1", "jobs", namespace}, selector, nil,
 		func(j *batchv1.Job) error {
-			j.Spec = batchv1.JobSpec{}
+			var kept []corev1.Container
+			for _, c := range j.Spec.Template.Spec.Containers {
+				var args []string
+				for _, a := range c.Args {
+					if strings.HasPrefix(a, inspect.FlagForceUnlock) || strings.HasPrefix(a, inspect.FlagImage) {
+						args = append(args, a)
+					}
+				}
+				if args != nil {
+					kept = append(kept, corev1.Container{Name: c.Name, Args: args})
+				}
+			}
+			j.Spec = batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: kept}}}
 			out = append(out, j)
 			return nil
 		})

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -432,5 +434,30 @@ func TestWithoutCAPTFCRDs(t *testing.T) {
 	_, one := readOne(t, r, "default", lockName(demo))
 	if one.Decision.Reason != res.Decision.Reason {
 		t.Errorf("ReadLock: %q", one.Decision.Reason)
+	}
+}
+
+// A Job is kept with the two runner args the force-unlock evidence reads
+// (its --force-unlock and --image) and nothing else of its spec: the rest
+// (env, volumes, the other args) costs memory and decides nothing.
+func TestJobsKeepOnlyTheirForceUnlockAndImage(t *testing.T) {
+	j := runnerJob(demo, runnerJobName(demo, 1), false)
+	j.Spec.Template.Spec.Containers = []corev1.Container{
+		{Name: "source", Image: "registry.example/mod:1", Args: []string{"--op=apply", "--image=registry.example/mod:1", "--backend-config=namespace=default", "--force-unlock=abc"},
+			Env: []corev1.EnvVar{{Name: "TF_INPUT", Value: "0"}}},
+		{Name: "sidecar", Args: []string{"--verbose"}},
+	}
+	j.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "runner", Args: []string{"--force-unlock=not-this"}}}
+	_, r := newReader(t, heldLease(demo, "root@"+runnerPodName(demo)), captfObject(demo, nil), j)
+	snap, err := r.Read(context.Background(), inspect.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Jobs) != 1 {
+		t.Fatalf("%d Jobs", len(snap.Jobs))
+	}
+	want := batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "source", Args: []string{"--image=registry.example/mod:1", "--force-unlock=abc"}}}}}}
+	if got := snap.Jobs[0].Spec; !reflect.DeepEqual(got, want) {
+		t.Errorf("kept spec %+v, want %+v", got, want)
 	}
 }
