@@ -65,6 +65,7 @@ fuzz:
 	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzProtobufWalk$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inspect/cluster -run '^$$' -fuzz '^FuzzProtobufList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/shell -run '^$$' -fuzz '^FuzzQuote$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzIndentCompact$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/encode -run '^$$' -fuzz '^FuzzEncode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/audit -run '^$$' -fuzz '^FuzzNote$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/cmd -run '^$$' -fuzz '^FuzzAdvice$$' -fuzztime $(FUZZTIME)

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/encode"
@@ -31,18 +33,8 @@ func writeLockList(out io.Writer, list *v1alpha1.LockList) error {
 		_, _ = w.Write(b)
 	} else {
 		_, _ = w.Write(b[:at+len(empty)-1]) // up to and with the "["
-		for n := range items {
-			item, err := json.MarshalIndent(&items[n], itemPrefix, indent)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				_ = w.WriteByte(',')
-			}
-			_, _ = w.WriteString("\n" + itemPrefix)
-			if _, err := w.Write(encode.JSON(item)); err != nil {
-				return err
-			}
+		if err := writeItems(w, items); err != nil {
+			return err
 		}
 		_, _ = w.WriteString("\n" + indent + "]")
 		_, _ = w.Write(b[at+len(empty):])
@@ -57,3 +49,124 @@ const (
 	indent     = "    "
 	itemPrefix = indent + indent
 )
+
+// indentCompact appends src, compact JSON as encoding/json writes it (no
+// space outside strings), indented as json.Indent would indent it with
+// prefix and indent, to dst. It does not check src: encoding/json's
+// output is valid.
+func indentCompact(dst, src []byte, prefix, indent string) []byte {
+	depth := 0
+	newline := func() {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j++
+			dst = append(dst, src[i:j]...)
+			i = j - 1
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, c)
+			newline()
+		case ':':
+			dst = append(dst, c, ' ')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// itemChunk is how many items one goroutine encodes at a time.
+const itemChunk = 64
+
+// writeItems writes the items as the list's elements, each indented two
+// levels in: encoded in chunks on every core, written in order, with at
+// most two chunks per core encoded ahead of the writer.
+func writeItems(w io.Writer, items []v1alpha1.Lock) error {
+	type chunk struct {
+		lo, hi int
+		out    []byte
+		err    error
+		done   chan struct{}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	todo := make(chan *chunk)
+	inOrder := make(chan *chunk, workers)
+	// The chunks' buffers, reused once written.
+	free := make(chan []byte, 2*workers+2)
+	go func() {
+		defer close(todo)
+		defer close(inOrder)
+		for lo := 0; lo < len(items); lo += itemChunk {
+			c := &chunk{lo: lo, hi: min(lo+itemChunk, len(items)), done: make(chan struct{})}
+			select {
+			case c.out = <-free:
+			default:
+			}
+			inOrder <- c
+			todo <- c
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			var compact bytes.Buffer
+			enc := json.NewEncoder(&compact) // escapes HTML, as MarshalIndent does
+			for c := range todo {
+				for n := c.lo; n < c.hi && c.err == nil; n++ {
+					compact.Reset()
+					if c.err = enc.Encode(&items[n]); c.err != nil {
+						break
+					}
+					if n > 0 {
+						c.out = append(c.out, ',')
+					}
+					c.out = append(c.out, "\n"+itemPrefix...)
+					c.out = indentCompact(c.out, encode.JSON(bytes.TrimSuffix(compact.Bytes(), []byte("\n"))), itemPrefix, indent)
+				}
+				close(c.done)
+			}
+		})
+	}
+	var err error
+	for c := range inOrder {
+		<-c.done
+		if err == nil {
+			if err = c.err; err == nil {
+				_, err = w.Write(c.out)
+			}
+		}
+		select {
+		case free <- c.out[:0]:
+		default:
+		}
+	}
+	wg.Wait()
+	return err
+}

@@ -136,3 +136,25 @@ func BenchmarkLockListJSON(b *testing.B) {
 		}
 	}
 }
+
+// indentCompact trusts encoding/json's compact output; on any compact
+// JSON it writes what json.Indent writes, strings with escapes, empty
+// objects and arrays, and nesting included.
+func FuzzIndentCompact(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,2,{}],"b":"x\"y\\","c":{"d":[]}}`, `[{"k":"v:,{}[]"},null,true,-1.5e3]`, `"\u2028"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var compact bytes.Buffer
+		if json.Compact(&compact, in) != nil {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact.Bytes(), itemPrefix, indent); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentCompact(nil, compact.Bytes(), itemPrefix, indent); !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("indentCompact(%q)\n got %q\nwant %q", compact.Bytes(), got, want.Bytes())
+		}
+	})
+}

@@ -1,7 +1,9 @@
 package inspect
 
 import (
-	"sort"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
@@ -13,12 +15,60 @@ import (
 // nothing: the same snapshot always gives the same report.
 func Decide(s *Snapshot) *Report {
 	d := newDecider(s)
-	rep := &Report{Warnings: s.Warnings, Results: make([]Result, 0, len(s.Leases))}
-	for _, l := range s.Leases {
-		rep.Results = append(rep.Results, d.result(l))
+	rep := &Report{Warnings: s.Warnings, Results: make([]Result, len(s.Leases))}
+	// The locks are decided independently, from indexes only read: in
+	// chunks, one goroutine each, on every core (the reads are over, the
+	// cores idle).
+	chunk := max(256, (len(s.Leases)+runtime.GOMAXPROCS(0)-1)/runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(s.Leases); lo += chunk {
+		hi := min(lo+chunk, len(s.Leases))
+		wg.Go(func() {
+			for n := lo; n < hi; n++ {
+				rep.Results[n] = d.result(s.Leases[n])
+			}
+		})
 	}
-	sort.SliceStable(rep.Results, func(a, b int) bool { return rep.Results[a].before(rep.Results[b]) })
+	wg.Wait()
+	sortResults(rep.Results)
 	return rep
+}
+
+// sortResults sorts rs stably by before, moving each Result (over 600
+// bytes) at most once: sort.SliceStable moved each many times. It sorts
+// their indexes, then applies the permutation in place, cycle by cycle.
+func sortResults(rs []Result) {
+	order := make([]int32, len(rs))
+	for n := range order {
+		order[n] = int32(n)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		switch {
+		case rs[a].Facts.before(&rs[b].Facts):
+			return -1
+		case rs[b].Facts.before(&rs[a].Facts):
+			return 1
+		}
+		return 0
+	})
+	// rs[n] becomes the old rs[order[n]].
+	for n := range order {
+		if order[n] < 0 {
+			continue
+		}
+		tmp := rs[n]
+		at := n
+		for {
+			from := int(order[at])
+			order[at] = -1
+			if from == n {
+				rs[at] = tmp
+				break
+			}
+			rs[at] = rs[from]
+			at = from
+		}
+	}
 }
 
 // DecideLock gives the lock of the snapshot named namespace/name its
@@ -165,12 +215,15 @@ func (d *decider) jobEnv(o *Owner) jobgate.Env {
 // before orders results as a reader scans them: by namespace, then by
 // object (kind, then name; locks of no object last), then by Lease name,
 // which is a hash and says nothing to a reader.
-func (r Result) before(o Result) bool {
-	x, y := r.Facts.Lease, o.Facts.Lease
+func (r Result) before(o Result) bool { return r.Facts.before(&o.Facts) }
+
+// before is Result.before on the Facts, by pointer: no copy of either.
+func (r *Facts) before(o *Facts) bool {
+	x, y := &r.Lease, &o.Lease
 	if x.Namespace != y.Namespace {
 		return x.Namespace < y.Namespace
 	}
-	if a, b := r.Facts.Owner, o.Facts.Owner; a != nil || b != nil {
+	if a, b := r.Owner, o.Owner; a != nil || b != nil {
 		switch {
 		case b == nil:
 			return true

@@ -256,18 +256,25 @@ func withoutManagedFields(b, out []byte) ([]byte, error) {
 			out = append(out, whole...)
 			return nil
 		}
-		var kept []byte
+		// The kept fields' size first, then the fields themselves, straight
+		// into out: no buffer of their own for each item.
+		size := 0
 		if err := eachRawField(meta, func(field protowire.Number, whole, _ []byte) error {
 			if field != 17 {
-				kept = append(kept, whole...)
+				size += len(whole)
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
 		out = protowire.AppendTag(out, 1, protowire.BytesType)
-		out = protowire.AppendBytes(out, kept)
-		return nil
+		out = protowire.AppendVarint(out, uint64(size))
+		return eachRawField(meta, func(field protowire.Number, whole, _ []byte) error {
+			if field != 17 {
+				out = append(out, whole...)
+			}
+			return nil
+		})
 	})
 	return out, err
 }
@@ -324,8 +331,8 @@ func jsonItems(r io.Reader, item itemFunc) error {
 		case t != json.Delim('['):
 			return listError(fmt.Errorf("items is %v, not an array", t))
 		}
+		var raw json.RawMessage // reused: an item's bytes are only valid during its call
 		for dec.More() {
-			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return listError(err)
 			}
