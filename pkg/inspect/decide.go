@@ -156,6 +156,7 @@ func (d *decider) result(l Lease) Result {
 			env.State, env.StateWhy = st.Presence, st.Why
 			if st.Presence == jobgate.Present && ReadsStateSecrets(obj) {
 				env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
+				env.RetainedFrom = jobgate.RetainedFrom(st.Secrets, string(obj.GetUID()))
 			}
 		}
 		env.Records = s.Records[key] // unread when missing

@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
@@ -121,5 +122,49 @@ func TestAnUnnamedNextJobIsADriftJobOnlyWhileLive(t *testing.T) {
 	}
 	if got := deleting.Blocked(jobgate.OpRefresh); got == "" {
 		t.Error("a refresh named next is stopped on a deletion too")
+	}
+}
+
+// review26d m4: CAPTF checks its state Secrets for an earlier object's
+// retained-from-uid label before anything its read finds, the names'
+// hold included: such a Secret is RetainedStateFound, no Job, unless
+// spec.adoptRetainedState; the object's own uid on it is no retention.
+func TestARetainedStateSecretComesFirst(t *testing.T) {
+	retained := func(uid string) *corev1.Secret {
+		s := stateSecret(demo)
+		s.Labels[jobgate.RetainedLabel] = uid
+		return s
+	}
+	adopting := withConditions([3]string{"StateReadable", "True", "StateRead"})
+	adopting.Object["spec"].(map[string]any)["adoptRetainedState"] = true
+	for _, c := range []struct {
+		name    string
+		objects []runtime.Object
+		u       func() *unstructured.Unstructured
+		want    StaleCase
+		says    string
+	}{
+		{"an earlier object's uid", []runtime.Object{retained("uid-earlier")}, func() *unstructured.Unstructured {
+			return withConditions([3]string{"StateReadable", "True", "StateRead"})
+		},
+			StaleGateClosed, "a state Secret carries captf.io/retained-from-uid=uid-earlier, an earlier object's: CAPTF's next read of its state finds it before anything else (checkRetained) and writes StateReadable False/RetainedStateFound: no Job starts, not even a restore"},
+		{"before the names' hold", []runtime.Object{retained("uid-earlier"), chunk(demo, "2")}, func() *unstructured.Unstructured {
+			return withConditions([3]string{"StateReadable", "True", "StateRead"})
+		},
+			StaleGateClosed, "RetainedStateFound: no Job starts, not even a restore"},
+		{"adopted", []runtime.Object{retained("uid-earlier")}, func() *unstructured.Unstructured { return adopting },
+			StaleClears, "CAPTF clears it with the object's next Job"},
+		{"its own uid", []runtime.Object{retained(string(uidOf(demo)))}, func() *unstructured.Unstructured {
+			return withConditions([3]string{"StateReadable", "True", "StateRead"})
+		},
+			StaleClears, "CAPTF clears it with the object's next Job"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClusterFull(append([]runtime.Object{held(demo, "root@"+demoPod)}, c.objects...), c.u()).only(t)
+			want(t, r, v1alpha1.Stale, c.says)
+			if r.Decision.StaleCase != c.want || r.Decision.CAPTFClears != (c.want == StaleClears) {
+				t.Errorf("case %v (captfClears %v), want %v: %s", r.Decision.StaleCase, r.Decision.CAPTFClears, c.want, r.Decision.Reason)
+			}
+		})
 	}
 }

@@ -161,6 +161,9 @@ type Env struct {
 	// StateCorrupt, with which CAPTF then holds the state, whatever it
 	// recorded before.
 	ChunkReason, ChunkWhy string
+	// RetainedFrom is the uid of an earlier object of the name that a
+	// listed state Secret says retained it (RetainedFrom), "" for none.
+	RetainedFrom string
 	// JobsRead is false when the object's Jobs could not be read, or the
 	// object's uid is unknown so that its Jobs cannot be told from those
 	// of an earlier object of its name; JobsWhy says which.
@@ -488,6 +491,11 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		g.Releases = true
 		return g
 	}
+	if env.RetainedFrom != "" && !adopts(u) {
+		g := closed("%s: it releases the object without a Job and without touching the Lease", retainedText(env))
+		g.Releases = true
+		return g
+	}
 	if eff.Policy.S == "Retain" {
 		g := closed("the object is being deleted under deletionPolicy Retain (%s): no Job starts", eff.Policy.From)
 		g.Deletes = &Deletion{Path: PathRetain, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
@@ -585,6 +593,12 @@ func nextRead(env Env) string {
 	return fmt.Sprintf("CAPTF's next read of its state fails on the state Secrets' names (%s), and it writes StateReadable False/%s", env.ChunkWhy, env.ChunkReason)
 }
 
+// retainedText says what CAPTF's next read finds of a state Secret that
+// an earlier object retained (Env.RetainedFrom).
+func retainedText(env Env) string {
+	return fmt.Sprintf("a state Secret carries %s=%s, an earlier object's: CAPTF's next read of its state finds it before anything else (checkRetained) and writes StateReadable False/RetainedStateFound", RetainedLabel, env.RetainedFrom)
+}
+
 // held is a deletion or an object CAPTF holds on its state (why): no Job
 // starts but a restore asked for, which comes first if its backup exists
 // (reconcile.go run: held && !restore; restore.go restoreTarget), and
@@ -643,6 +657,9 @@ func live(kind string, u *unstructured.Unstructured, conds map[string]condition,
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
 		// retain.go heldOnRetained returns before restoreTarget.
 		return closed("CAPTF found the object's state retained by an earlier object of its name (StateReadable %s): no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", c.says())
+	}
+	if env.RetainedFrom != "" && !adopts(u) {
+		return closed("%s: no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", retainedText(env))
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
 		if c, ok := conds[t]; ok && c.status != "True" {

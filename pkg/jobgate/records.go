@@ -94,6 +94,31 @@ func StateSecrets(secrets []metav1.ObjectMeta, suffix string) []metav1.ObjectMet
 // (state.MaxChunks); beyond it the state is corrupt to CAPTF.
 const MaxStateChunks = 32
 
+// RetainedLabel is the label with which deletionPolicy Retain marks the
+// Secrets it keeps, naming the uid of the object that retained them
+// (internal/state/labels.go RetainedFromUIDLabel, at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
+const RetainedLabel = "captf.io/retained-from-uid"
+
+// RetainedFrom is the uid of another object than uid that one of the
+// state Secrets says retained it, "" for none. CAPTF's readState checks
+// this (checkRetained, shared/retain.go at
+// 665f88bbb7e5f92cc5a32fd15406517769c0e98a) before it maps the read's own
+// error, on the chunks it listed and, when the read failed, on every
+// Secret of the object: a retained Secret gives RetainedStateFound
+// whatever the state's names (review26d m4). The plugin sees the state
+// Secrets' labels only; the inputs Secrets and the object's other
+// Secrets, which CAPTF checks too, say so in StateReadable at CAPTF's
+// next pass.
+func RetainedFrom(secrets []metav1.ObjectMeta, uid string) string {
+	for _, s := range secrets {
+		if from := s.Labels[RetainedLabel]; from != "" && from != uid {
+			return from
+		}
+	}
+	return ""
+}
+
 // ChunkSet is what CAPTF's state reader makes of the names of secrets,
 // an object's state Secrets (StateSecrets of suffix), before it reads
 // any data (internal/state/reader.go at

@@ -398,6 +398,31 @@ func issue26Rows() []cfRow {
 			return "state Secret tfstate-default-" + r.Suffix() + "-copy is neither tfstate-default-" + r.Suffix() + " nor one of its -part-N chunks"
 		}))
 
+	// Review26d m4: CAPTF's readState checks its state Secrets for an
+	// earlier object's captf.io/retained-from-uid before anything its read
+	// finds (checkRetained): RetainedStateFound, no Job, not even a
+	// restore, unless spec.adoptRetainedState.
+	{
+		row, r := stale19("issue26/1k a state Secret an earlier object retained", "cf26-1k", tc,
+			cf26(cfRetain+" checkRetained", cfReconcile+" readState (checkRetained before the read's error)", cfLabels+" RetainedFromUIDLabel"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &testbed.World{}})
+			ctx := context.Background()
+			base, err := admin.Kube.CoreV1().Secrets(ns).Get(ctx, object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			base.Labels["captf.io/retained-from-uid"] = "0e0e0e0e-0000-4000-8000-00000000e41e"
+			if _, err := admin.Kube.CoreV1().Secrets(ns).Update(ctx, base, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.says = []string{"CAPTF will not clear it", "a state Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41e, an earlier object's", "StateReadable False/RetainedStateFound", "no Job starts, not even a restore"}
+		row.action = []string{"Nothing: a state Secret carries captf.io/retained-from-uid="}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26b N1: a state the real terraform chunked (LargeStateResources:
 	// the base and -part-N Secrets). terraform's init reads it and its
 	// force-unlock clears the lock; OpenTofu's Get reads the base alone
