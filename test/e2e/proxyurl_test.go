@@ -74,15 +74,7 @@ func TestContextsCarryTheProxyAndUserExtras(t *testing.T) {
 	// A context whose cluster has a proxy-url of its own: --proxy-url
 	// would replace it, so with several contexts it is refused, before
 	// any request; read alone, it applies as with kubectl --context.
-	cfg, err := clientcmd.LoadFromFile(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clusters["b"].ProxyURL = proxy
-	bastion := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, bastion); err != nil {
-		t.Fatal(err)
-	}
+	bastion := withClusterProxy(t, kc, "b", proxy)
 	for _, scan := range [][]string{{"--contexts", "a,b"}, {"--all-contexts"}} {
 		args := append(append([]string{"locks"}, scan...), "--proxy-url", "http://127.0.0.1:1")
 		res := captf(t, bastion, args...)
@@ -142,19 +134,27 @@ func TestAProxyPasswordIsNeverPrinted(t *testing.T) {
 			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, res.code, res.out, res.err)
 		}
 	}
-	cfg, err := clientcmd.LoadFromFile(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Clusters["b"].ProxyURL = bad
-	inFile := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, inFile); err != nil {
-		t.Fatal(err)
-	}
+	inFile := withClusterProxy(t, kc, "b", bad)
 	for _, args := range [][]string{{"locks", "--context", "b"}, {"locks", "--contexts", "a,b", "-o", "json"}} {
 		res := captf(t, inFile, args...)
 		if strings.Contains(res.out+res.err, "s3cret") || !strings.Contains(res.out+res.err, "ops:xxxxx@") {
 			t.Errorf("%v: exit %d\nstdout %s\nstderr %s", args, res.code, res.out, res.err)
 		}
 	}
+}
+
+// withClusterProxy is a copy of the kubeconfig kc whose cluster gives
+// proxy as its own proxy-url.
+func withClusterProxy(t *testing.T, kc, cluster, proxy string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Clusters[cluster].ProxyURL = proxy
+	out := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
