@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
 	"github.com/captf-io/kubectl-captf/pkg/encode"
@@ -51,7 +52,8 @@ const (
 )
 
 // indentCompact appends src, compact JSON as encoding/json writes it (no
-// space outside strings), indented as json.Indent would indent it with
+// space outside strings: a type of the list that marshals itself must
+// keep to that, or go through json.Compact first), indented as json.Indent would indent it with
 // prefix and indent, to dst. It does not check src: encoding/json's
 // output is valid.
 func indentCompact(dst, src []byte, prefix, indent string) []byte {
@@ -133,13 +135,16 @@ func writeItems(w io.Writer, items []v1alpha1.Lock) error {
 			todo <- c
 		}
 	}()
+	// failed stops the encoding once a write failed (a closed pipe): the
+	// rest would be thrown away (review26f n4).
+	var failed atomic.Bool
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			var compact bytes.Buffer
 			enc := json.NewEncoder(&compact) // escapes HTML, as MarshalIndent does
 			for c := range todo {
-				for n := c.lo; n < c.hi && c.err == nil; n++ {
+				for n := c.lo; n < c.hi && c.err == nil && !failed.Load(); n++ {
 					compact.Reset()
 					if c.err = enc.Encode(&items[n]); c.err != nil {
 						break
@@ -161,6 +166,7 @@ func writeItems(w io.Writer, items []v1alpha1.Lock) error {
 			if err = c.err; err == nil {
 				_, err = w.Write(c.out)
 			}
+			failed.Store(err != nil)
 		}
 		select {
 		case free <- c.out[:0]:

@@ -231,9 +231,10 @@ const (
 	// OpenTofu image's init cannot, and nothing the plugin reads says
 	// which image runs.
 	StaleChunked
-	// StaleTried: a Job CAPTF started after the holder has finished and
-	// the lock is still held (Runtime.Tried), so that Job's force-unlock
-	// did not clear it, and nothing read says the next one fares better.
+	// StaleTried: one of the object's own Jobs carries this lock's ID in
+	// its --force-unlock argument and failed, and the lock is still held
+	// (Runtime.Tried), so that Job's force-unlock did not clear it, and
+	// nothing read says the next one fares better (review26f n1).
 	StaleTried
 )
 

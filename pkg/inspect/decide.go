@@ -152,14 +152,16 @@ func (d *decider) result(l Lease) Result {
 			env.Cluster = jobgate.Cluster{Read: true, Why: "CAPTF looks a TerraformCluster up only for an object with a " + jobgate.OwnerKind(f.Owner.Ref.Kind.Name) + " owner"}
 		}
 		key := f.Owner.Ref.Namespace + "/" + f.Owner.Ref.Suffix()
+		env.Records = s.Records[key] // unread when missing
 		if st, ok := s.States[key]; ok {
 			env.State, env.StateWhy = st.Presence, st.Why
 			if st.Presence == jobgate.Present && ReadsStateSecrets(obj) {
 				env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
-				env.RetainedFrom = jobgate.RetainedFrom(st.Secrets, string(obj.GetUID()))
+			}
+			if st.Presence != jobgate.Unread && ReadsStateSecrets(obj) {
+				env.RetainedFrom, env.RetainedIn = jobgate.RetainedFrom(st.Secrets, env.Records, string(obj.GetUID()))
 			}
 		}
-		env.Records = s.Records[key] // unread when missing
 		if ns, ok := s.Namespaces[f.Owner.Ref.Namespace]; ok {
 			env.NamespaceDeleting, env.NamespaceWhy = ns.Presence, ns.Why
 		}

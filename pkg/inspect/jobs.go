@@ -285,8 +285,8 @@ func (x jobIndex) named(namespace, name string) []*batchv1.Job {
 // the lock, and that failed while the lock is still held.
 type TriedJob struct {
 	Name, Op string
-	// Image is the module image it ran (its runner's --image), "" when
-	// not recorded.
+	// Image is the module image it ran (its runner's --image), cut to
+	// maxImage, "" when not recorded.
 	Image string
 	// Outcome is how it ended: "failed", with its Failed condition's
 	// reason, cut to maxReason, in parentheses.
@@ -305,8 +305,21 @@ const (
 
 // maxReason bounds the Failed reason a reason quotes: the Job
 // controller's are a word, and anyone who may write a Job's status can
-// write any.
-const maxReason = 64
+// write any. maxImage bounds the image it quotes the same way: an image
+// reference's name is at most 255 characters (the distribution spec),
+// and anyone who may create a Job may write a longer one (review26f m1).
+const (
+	maxReason = 64
+	maxImage  = 255
+)
+
+// cut is s, cut to at most n runes, an ellipsis marking a cut.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
 
 // runnerArg is the value of the first container arg of j that begins
 // with flag, "" for none.
@@ -332,7 +345,9 @@ func runnerArg(j *batchv1.Job, flag string) string {
 // lock still held never cleared it: its pod did not reach that step (an
 // image that does not pull: the drift Jobs' at their deadline, after
 // which bookkeeping rewrites DriftJobSucceeded from the finished Job,
-// setDriftJob), or the step failed. Lock IDs are not reused. A Job
+// setDriftJob), or the step did not clear it: it failed, or passed as
+// CAPTF's runner counts success ("does not match existing lock") while
+// the runtime reads another ID (review26f n2). Lock IDs are not reused. A Job
 // without the argument (one created while the holder's pod still ran)
 // says nothing of the force-unlock. nil for none.
 func triedJob(own []*batchv1.Job, id string) *TriedJob {
@@ -347,11 +362,9 @@ func triedJob(own []*batchv1.Job, id string) *TriedJob {
 			if c.Type != batchv1.JobFailed || c.Status != corev1.ConditionTrue {
 				continue
 			}
-			t := &TriedJob{Name: j.Name, Op: opOf(j), Image: runnerArg(j, FlagImage), Outcome: "failed"}
-			if r := []rune(c.Reason); len(r) > maxReason {
-				t.Outcome += " (" + string(r[:maxReason]) + "…)"
-			} else if c.Reason != "" {
-				t.Outcome += " (" + c.Reason + ")"
+			t := &TriedJob{Name: j.Name, Op: opOf(j), Image: cut(runnerArg(j, FlagImage), maxImage), Outcome: "failed"}
+			if c.Reason != "" {
+				t.Outcome += " (" + cut(c.Reason, maxReason) + ")"
 			}
 			return t
 		}

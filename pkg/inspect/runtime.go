@@ -462,5 +462,5 @@ func TriedText(t *TriedJob, id string) string {
 	if t.Image != "" {
 		ran = ", running " + t.Image + ","
 	}
-	return fmt.Sprintf("its %s Job %s%s which CAPTF created to force-unlock it (--force-unlock=%s), %s and the lock is still held: that Job's pod never reached its force-unlock step (an image that did not pull, a container that could not start) or the step failed; whether CAPTF's next Job clears it depends on what stopped that one (its conditions and events, and its pod's, say what), and the next Job may run another image", t.Op, t.Name, ran, id, t.Outcome)
+	return fmt.Sprintf("its %s Job %s%s which CAPTF created to force-unlock it (--force-unlock=%s), %s and the lock is still held: that Job's pod never reached its force-unlock step (an image that did not pull, a container that could not start), or that step did not clear it; whether CAPTF's next Job clears it depends on what stopped that one (its conditions and events, and its pod's, say what), and the next Job may run another image", t.Op, t.Name, ran, id, t.Outcome)
 }

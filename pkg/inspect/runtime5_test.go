@@ -47,6 +47,12 @@ func TestAJobThatEndedWithoutClearingIsEvidence(t *testing.T) {
 			StaleTried, "failed (BackoffLimitExceeded)"},
 		{"a hostile reason is cut", []runtime.Object{runnerJob(drift, strings.Repeat("x", 1000), forced)},
 			StaleTried, "failed (" + strings.Repeat("x", maxReason) + "…)"},
+		{"a hostile image is cut", []runtime.Object{func() *batchv1.Job {
+			j := runnerJob(drift, "DeadlineExceeded", forced)
+			j.Spec.Template.Spec.Containers[0].Args[1] = FlagImage + strings.Repeat("i", 100000)
+			return j
+		}()},
+			StaleTried, ", running " + strings.Repeat("i", maxImage) + "…, which CAPTF created"},
 		{"a Job created while the holder still ran: no force-unlock", []runtime.Object{runnerJob(drift, "DeadlineExceeded")},
 			StaleClears, "CAPTF clears it with the object's next Job"},
 		{"a Job that force-unlocked another lock", []runtime.Object{runnerJob(drift, "DeadlineExceeded", FlagForceUnlock+"0000")},
@@ -166,5 +172,55 @@ func TestARetainedStateSecretComesFirst(t *testing.T) {
 				t.Errorf("case %v (captfClears %v), want %v: %s", r.Decision.StaleCase, r.Decision.CAPTFClears, c.want, r.Decision.Reason)
 			}
 		})
+	}
+}
+
+// review26f m2, m3: a deleting object's retained Secrets are its inputs
+// Secrets too, and with no state its backups (checkRetained, retain.go
+// at 665f88bbb7e5f92cc5a32fd15406517769c0e98a); CAPTF reads them after a
+// policy that does not resolve and before what the policy decides
+// (reconcile.go run, at ade7dc79d93b624f3a23cffb2e55f6487a315ab7): a
+// release, no Job, whatever the policy resolves to.
+func TestADeletionFindsRetainedInputsAndBackups(t *testing.T) {
+	const earlier = "uid-earlier"
+	durable, _ := jobgate.InputsSecrets(demo.Kind.Code, demo.Name)
+	labeled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: demo.Namespace, Name: durable, Labels: map[string]string{jobgate.RetainedLabel: earlier}}}
+	backup := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: demo.Namespace, Name: "backup-1", Labels: map[string]string{
+		jobgate.BackupLabel: "true", jobgate.BackupSuffixLabel: demo.Suffix(), jobgate.RetainedLabel: earlier}}}
+	deletingWith := func(policy string) *unstructured.Unstructured {
+		now := metav1.NewTime(created)
+		u := full(demo, nil)
+		u.SetDeletionTimestamp(&now)
+		u.SetFinalizers([]string{"terraformcluster.infrastructure.cluster.x-k8s.io"})
+		if policy != "" {
+			_ = unstructured.SetNestedField(u.Object, policy, "spec", "deletionPolicy")
+		}
+		return u
+	}
+	for _, c := range []struct {
+		name    string
+		objects []runtime.Object
+		policy  string
+		says    string
+	}{
+		{"the durable Secret, under Destroy", []runtime.Object{stateSecret(demo), labeled}, "Destroy",
+			"the durable inputs Secret carries captf.io/retained-from-uid=uid-earlier, an earlier object's"},
+		{"the durable Secret, under Retain", []runtime.Object{stateSecret(demo), labeled}, "Retain",
+			"it releases the object without a Job and without touching the Lease"},
+		{"a backup, no state", []runtime.Object{backup}, "Destroy",
+			"a state backup Secret carries captf.io/retained-from-uid=uid-earlier"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newClusterFull(append([]runtime.Object{held(demo, "root@"+demoPod)}, c.objects...), deletingWith(c.policy)).only(t)
+			want(t, r, v1alpha1.Stale, c.says)
+			if r.Decision.StaleCase != StaleGateClosed || r.Decision.CAPTFClears || r.Facts.Gate == nil || !r.Facts.Gate.Releases || r.Facts.Gate.Deletes != nil {
+				t.Errorf("case %v (captfClears %v), want a release without a Job: %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
+			}
+		})
+	}
+	// A backup is read only when there is no state.
+	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), stateSecret(demo), backup, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: demo.Namespace, Name: durable}}}, deletingWith("Destroy")).only(t)
+	if !r.Decision.CAPTFClears {
+		t.Errorf("with state, a retained backup is not read: the destroy Job clears it: %s", r.Decision.Reason)
 	}
 }

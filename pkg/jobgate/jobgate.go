@@ -161,9 +161,10 @@ type Env struct {
 	// StateCorrupt, with which CAPTF then holds the state, whatever it
 	// recorded before.
 	ChunkReason, ChunkWhy string
-	// RetainedFrom is the uid of an earlier object of the name that a
-	// listed state Secret says retained it (RetainedFrom), "" for none.
-	RetainedFrom string
+	// RetainedFrom is the uid of an earlier object of the name that one
+	// of the object's listed Secrets says retained it, and RetainedIn
+	// which Secret says so (RetainedFrom); "" for none.
+	RetainedFrom, RetainedIn string
 	// JobsRead is false when the object's Jobs could not be read, or the
 	// object's uid is unknown so that its Jobs cannot be told from those
 	// of an earlier object of its name; JobsWhy says which.
@@ -467,7 +468,22 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		g.Quiet = true
 		return g
 	}
+	// A retained state is found by CAPTF's read of the state, after a
+	// policy that does not resolve (reconcile.go run, at
+	// ade7dc79d93b624f3a23cffb2e55f6487a315ab7: policyUnresolved, then
+	// readState's checkRetained) and before anything the policy decides
+	// (review26f m2).
+	retained := ""
+	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
+		retained = "CAPTF found its state retained by an earlier object of its name (StateReadable " + c.says() + ")"
+	} else if env.RetainedFrom != "" && !adopts(u) {
+		retained = retainedText(env)
+	}
 	switch p := eff.Policy; {
+	case !p.Known && retained != "":
+		g := closed("the object is being deleted and its deletionPolicy is %s: if it resolves, %s, and it releases the object without a Job and without touching the Lease; if it does not, CAPTF holds the deletion (DeletionPolicyUnresolved); no Job starts either way", p.From, retained)
+		g.Releases = true
+		return g
 	case !p.Known:
 		// Under Destroy, a held state holds the deletion as below
 		// (review26d n1).
@@ -486,13 +502,8 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		g.Quiet = true
 		return g
 	}
-	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
-		g := closed("CAPTF found its state retained by an earlier object of its name (StateReadable %s): it releases the object without a Job and without touching the Lease", c.says())
-		g.Releases = true
-		return g
-	}
-	if env.RetainedFrom != "" && !adopts(u) {
-		g := closed("%s: it releases the object without a Job and without touching the Lease", retainedText(env))
+	if retained != "" {
+		g := closed("%s: it releases the object without a Job and without touching the Lease", retained)
 		g.Releases = true
 		return g
 	}
@@ -593,10 +604,10 @@ func nextRead(env Env) string {
 	return fmt.Sprintf("CAPTF's next read of its state fails on the state Secrets' names (%s), and it writes StateReadable False/%s", env.ChunkWhy, env.ChunkReason)
 }
 
-// retainedText says what CAPTF's next read finds of a state Secret that
-// an earlier object retained (Env.RetainedFrom).
+// retainedText says what CAPTF's next read finds of a Secret of the
+// object's that an earlier object retained (Env.RetainedFrom).
 func retainedText(env Env) string {
-	return fmt.Sprintf("a state Secret carries %s=%s, an earlier object's: CAPTF's next read of its state finds it before anything else (checkRetained) and writes StateReadable False/RetainedStateFound", RetainedLabel, env.RetainedFrom)
+	return fmt.Sprintf("%s carries %s=%s, an earlier object's: CAPTF's next read of its state finds it before anything else (checkRetained) and writes StateReadable False/RetainedStateFound", env.RetainedIn, RetainedLabel, env.RetainedFrom)
 }
 
 // held is a deletion or an object CAPTF holds on its state (why): no Job

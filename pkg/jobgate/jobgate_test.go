@@ -190,6 +190,11 @@ func TestOf(t *testing.T) {
 		{name: "defaults win over the cluster's own", u: obj(deleting), env: env(withCluster(tc(set("Retain", "spec", "deletionPolicy"), set("Destroy", "spec", "defaults", "deletionPolicy")))), state: Open, next: "the destroy Job"},
 		{name: "policy unresolved: no TerraformCluster", u: obj(deleting), env: env(withCluster(Cluster{Read: true, Why: "it has no cluster.x-k8s.io/cluster-name label"})), state: Closed, quiet: true, says: "DeletionPolicyUnresolved"},
 		{name: "policy unknown: the cluster could not be read", u: obj(deleting), env: env(withCluster(unread)), state: Unsure, says: "inherited from a TerraformCluster that could not be read", deletes: PathRetain},
+		// review26f m2: the retained state is read after an unresolved
+		// policy and before what a resolved one decides (reconcile.go run
+		// at ade7dc79d93b624f3a23cffb2e55f6487a315ab7).
+		{name: "policy unknown, a retained state", u: obj(deleting), env: env(withCluster(unread), func(e *Env) { e.RetainedFrom, e.RetainedIn = "uid-earlier", "a state Secret" }), state: Closed, says: "if it resolves, a state Secret carries captf.io/retained-from-uid=uid-earlier"},
+		{name: "policy unresolved before a retained state", u: obj(deleting, cond("StateReadable", "False", "RetainedStateFound")), env: env(withCluster(Cluster{Read: true, Why: "none"})), state: Closed, quiet: true, says: "DeletionPolicyUnresolved"},
 		{name: "policy unknown, the state held", u: obj(deleting, cond("StateReadable", "False", "StateLost")), env: env(withCluster(unread)), state: Unsure, says: "under Destroy CAPTF holds the deletion on the state (StateReadable False/StateLost), and no Job but a restore asked for starts", deletes: PathRetain},
 		{name: "policy unknown, the state Secrets' names refused", u: obj(deleting), env: env(withCluster(unread), func(e *Env) { e.ChunkReason, e.ChunkWhy = "StateInconsistent", "chunk 1 is missing" }), state: Unsure, says: "under Destroy CAPTF's next read of its state fails on the state Secrets' names (chunk 1 is missing)", deletes: PathRetain},
 		{name: "a TerraformCluster destroys by default", kind: "TerraformCluster", u: objOf("TerraformCluster", deleting, set("Retain", "spec", "defaults", "deletionPolicy")), env: env(), state: Open, next: "the destroy Job"},

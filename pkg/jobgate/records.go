@@ -101,22 +101,78 @@ const MaxStateChunks = 32
 const RetainedLabel = "captf.io/retained-from-uid"
 
 // RetainedFrom is the uid of another object than uid that one of the
-// state Secrets says retained it, "" for none. CAPTF's readState checks
-// this (checkRetained, shared/retain.go at
-// 665f88bbb7e5f92cc5a32fd15406517769c0e98a) before it maps the read's own
-// error, on the chunks it listed and, when the read failed, on every
-// Secret of the object: a retained Secret gives RetainedStateFound
-// whatever the state's names (review26d m4). The plugin sees the state
-// Secrets' labels only; the inputs Secrets and the object's other
-// Secrets, which CAPTF checks too, say so in StateReadable at CAPTF's
+// object's Secrets says retained it, and which Secret says so ("" for
+// none), as CAPTF's checkRetained finds it (shared/retain.go at
+// 665f88bbb7e5f92cc5a32fd15406517769c0e98a), which readState runs before
+// it maps the read's own error (review26d m4): the inputs Secrets' when
+// the durable one exists (setup read it), then the state Secrets it
+// listed, state; and, with no state Secret, every Secret objectSecrets
+// lists: the state backups and both inputs Secrets. A retained Secret
+// gives RetainedStateFound whatever the state's names. rec is what was
+// read of the object's other Secrets: only for an object being deleted;
+// for another the plugin sees the state Secrets' labels only, and the
+// others, which CAPTF checks too, say so in StateReadable at CAPTF's
 // next pass.
-func RetainedFrom(secrets []metav1.ObjectMeta, uid string) string {
-	for _, s := range secrets {
-		if from := s.Labels[RetainedLabel]; from != "" && from != uid {
-			return from
+func RetainedFrom(state []metav1.ObjectMeta, rec Records, uid string) (from, where string) {
+	foreign := func(v string) bool { return v != "" && v != uid }
+	m := rec.Retained
+	if rec.Read && m.DurableExists {
+		if foreign(m.Durable) {
+			return m.Durable, "the durable inputs Secret"
+		}
+		if m.AppliedExists && foreign(m.Applied) {
+			return m.Applied, "the applied inputs Secret"
 		}
 	}
-	return ""
+	for _, s := range state {
+		if v := s.Labels[RetainedLabel]; foreign(v) {
+			return v, "a state Secret"
+		}
+	}
+	if len(state) > 0 || !rec.Read {
+		return "", ""
+	}
+	for _, v := range m.Backups {
+		if foreign(v) {
+			return v, "a state backup Secret"
+		}
+	}
+	if m.AppliedExists && foreign(m.Applied) {
+		return m.Applied, "the applied inputs Secret"
+	}
+	return "", ""
+}
+
+// RetainedMarks are the RetainedLabel values on an object's Secrets
+// other than its state: what CAPTF's checkRetained reads of them.
+type RetainedMarks struct {
+	// Durable and Applied are the values on the durable and the applied
+	// inputs Secret ("" for none), when that Secret exists.
+	Durable, Applied             string
+	DurableExists, AppliedExists bool
+	// Backups are the first two distinct values on its state backups:
+	// with the object's own uid among them, the other is another's.
+	Backups [2]string
+}
+
+// marks is RetainedMarks from the durable and applied inputs Secrets'
+// metadata (nil when missing) and the state backups'.
+func marks(durable, applied *metav1.ObjectMeta, backups []metav1.ObjectMeta) RetainedMarks {
+	var m RetainedMarks
+	if durable != nil {
+		m.Durable, m.DurableExists = durable.Labels[RetainedLabel], true
+	}
+	if applied != nil {
+		m.Applied, m.AppliedExists = applied.Labels[RetainedLabel], true
+	}
+	n := 0
+	for _, b := range backups {
+		if v := b.Labels[RetainedLabel]; v != "" && n < len(m.Backups) && (n == 0 || m.Backups[0] != v) {
+			m.Backups[n] = v
+			n++
+		}
+	}
+	return m
 }
 
 // ChunkSet is what CAPTF's state reader makes of the names of secrets,
@@ -210,13 +266,16 @@ type Records struct {
 	Interrupted string
 	// Backups is true when a state backup Secret of the object exists.
 	Backups bool
+	// Retained is what those Secrets say of an earlier object that
+	// retained them (RetainedFrom).
+	Retained RetainedMarks
 }
 
 // RecordsOf is Records from what was read: the metadata of the durable
 // and the applied inputs Secret (nil when that Secret does not exist)
 // and of the Secrets BackupSelector lists.
 func RecordsOf(durable, applied *metav1.ObjectMeta, backups []metav1.ObjectMeta) Records {
-	r := Records{Read: true, Inputs: durable != nil || applied != nil, Applied: applied != nil, Backups: len(backups) > 0}
+	r := Records{Read: true, Inputs: durable != nil || applied != nil, Applied: applied != nil, Backups: len(backups) > 0, Retained: marks(durable, applied, backups)}
 	if durable != nil {
 		r.Applied = r.Applied || durable.Annotations[AppliedAnnotation] == "true"
 		r.Interrupted = durable.Annotations[InterruptedApplyAnnotation]

@@ -173,14 +173,57 @@ func TestRecordsIn(t *testing.T) {
 		{Name: otherDurable, Annotations: map[string]string{AppliedAnnotation: "true"}},
 		{Name: "b1", Labels: map[string]string{BackupLabel: "true", BackupSuffixLabel: "other-m"}},
 	}
-	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Interrupted: "captf-m-web-apply-a2-abcdef"}); got != want {
+	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Interrupted: "captf-m-web-apply-a2-abcdef", Retained: RetainedMarks{DurableExists: true}}); got != want {
 		t.Errorf("%+v, want %+v", got, want)
 	}
 	secrets = append(secrets, metav1.ObjectMeta{Name: applied}, metav1.ObjectMeta{Name: "b2", Labels: map[string]string{BackupLabel: "true", BackupSuffixLabel: "web-m"}})
-	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Applied: true, Interrupted: "captf-m-web-apply-a2-abcdef", Backups: true}); got != want {
+	if got, want := RecordsIn(secrets, "m", "web", "web-m"), (Records{Read: true, Inputs: true, Applied: true, Interrupted: "captf-m-web-apply-a2-abcdef", Backups: true, Retained: RetainedMarks{DurableExists: true, AppliedExists: true}}); got != want {
 		t.Errorf("%+v, want %+v", got, want)
 	}
 	if got := RecordsIn(nil, "m", "web", "web-m"); got != (Records{Read: true}) {
 		t.Errorf("no Secrets: %+v", got)
+	}
+}
+
+// RetainedFrom follows checkRetained's reads (retain.go at
+// 665f88bbb7e5f92cc5a32fd15406517769c0e98a): the inputs Secrets when the
+// durable one exists, the state Secrets, and, with no state, the backups
+// and every inputs Secret; the object's own uid is not another's.
+func TestRetainedFrom(t *testing.T) {
+	const uid, other = "uid-now", "uid-before"
+	label := func(v string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Labels: map[string]string{RetainedLabel: v}}
+	}
+	durable, applied := InputsSecrets("m", "web")
+	named := func(name, v string) metav1.ObjectMeta { m := label(v); m.Name = name; return m }
+	backup := func(v string) metav1.ObjectMeta {
+		m := label(v)
+		m.Labels[BackupLabel], m.Labels[BackupSuffixLabel] = "true", "web-m"
+		return m
+	}
+	state := []metav1.ObjectMeta{label("")}
+	for _, c := range []struct {
+		name      string
+		state     []metav1.ObjectMeta
+		secrets   []metav1.ObjectMeta // the records' Secrets; nil: unread
+		from, why string
+	}{
+		{"a state Secret of another", []metav1.ObjectMeta{label(""), label(other)}, nil, other, "a state Secret"},
+		{"its own uid", []metav1.ObjectMeta{label(uid)}, []metav1.ObjectMeta{named(durable, uid), backup(uid)}, "", ""},
+		{"the durable Secret, state or not", state, []metav1.ObjectMeta{named(durable, other)}, other, "the durable inputs Secret"},
+		{"the applied Secret beside the durable one", state, []metav1.ObjectMeta{named(durable, ""), named(applied, other)}, other, "the applied inputs Secret"},
+		{"the applied Secret alone, with state: not read", state, []metav1.ObjectMeta{named(applied, other)}, "", ""},
+		{"the applied Secret alone, no state", nil, []metav1.ObjectMeta{named(applied, other)}, other, "the applied inputs Secret"},
+		{"a backup, with state: not read", state, []metav1.ObjectMeta{backup(other)}, "", ""},
+		{"a backup, no state", nil, []metav1.ObjectMeta{backup(uid), backup(other)}, other, "a state backup Secret"},
+		{"records unread, no state", nil, nil, "", ""},
+	} {
+		rec := Records{}
+		if c.secrets != nil {
+			rec = RecordsIn(c.secrets, "m", "web", "web-m")
+		}
+		if from, why := RetainedFrom(c.state, rec, uid); from != c.from || why != c.why {
+			t.Errorf("%s: %q in %q, want %q in %q", c.name, from, why, c.from, c.why)
+		}
 	}
 }

@@ -16,8 +16,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
@@ -25,6 +27,7 @@ import (
 // The CAPTF and runtime files of issue 26, at the commits read.
 const (
 	cfPlan          = "internal/runner/plan.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
+	cfReconcileNew  = "internal/controllers/shared/reconcile.go@ade7dc79d93b624f3a23cffb2e55f6487a315ab7"
 	cfRunGo         = "internal/controllers/shared/run.go@81a0ff422f986130946f62ca8e093aeff3e5fc2c"
 	cfRunLease      = "internal/runlease/runlease.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517"
 	cfSlots         = "internal/controllers/shared/slots.go@5150d7d990bae8cd86fedda58ae5122c571ca087"
@@ -419,6 +422,44 @@ func issue26Rows() []cfRow {
 		}
 		row.says = []string{"CAPTF will not clear it", "a state Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41e, an earlier object's", "StateReadable False/RetainedStateFound", "no Job starts, not even a restore"}
 		row.action = []string{"Nothing: a state Secret carries captf.io/retained-from-uid="}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26f m3: a deletion's checkRetained reads the inputs Secrets,
+	// and with no state Secret the backups too (objectSecrets); a label of
+	// an earlier object's there releases the object without a Job and
+	// without touching the Lease.
+	retainLabel26 := func(t *testing.T, ns, name string) {
+		t.Helper()
+		patch := []byte(`{"metadata":{"labels":{"captf.io/retained-from-uid":"0e0e0e0e-0000-4000-8000-00000000e41f"}}}`)
+		if _, err := admin.Kube.CoreV1().Secrets(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	{
+		row, r := stale19("issue26/1l a deletion without state finds a backup an earlier object retained", "cf26-1l", tc,
+			cf26(cfRetain+" checkRetained, objectSecrets, heldOnRetained", cfReconcileNew+" run (policyUnresolved, then readState)"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Status: status19(cond19("StateReadable", "Unknown", "StateNotFound")), Delete: []string{}, World: in(testbed.World{NoState: true})})
+			backup26(t, *r)
+			retainLabel26(t, ns, "captf-state-backup-"+r.Suffix()+"-3")
+		}
+		row.says = []string{"CAPTF will not clear it", "a state backup Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41f, an earlier object's", "it releases the object without a Job and without touching the Lease"}
+		row.action = []string{"Nothing: a state backup Secret carries", "Once the object is gone no controller reads this lock: clear it by hand."}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+	{
+		row, r := stale19("issue26/1m a deletion finds its durable inputs Secret retained by an earlier object", "cf26-1m", tc,
+			cf26(cfRetain+" checkRetained (the durable and applied Secrets setup read)", cfReconcileNew+" run (policyUnresolved, then readState)"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Status: status19(cond19("StateReadable", "True", "StateRead")), Delete: []string{}, World: in(testbed.World{})})
+			durable, _ := jobgate.InputsSecrets(r.Kind.Code, r.Name)
+			retainLabel26(t, ns, durable)
+		}
+		row.says = []string{"CAPTF will not clear it", "the durable inputs Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41f"}
+		row.action = []string{"Nothing: the durable inputs Secret carries"}
 		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}

@@ -50,7 +50,10 @@ type ContextError struct {
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // Lock is one Terraform/OpenTofu lock Lease and CAPTF's view of it.
-// metadata is the Lease's own (name, namespace, uid, resourceVersion,
+// It and the types it holds marshal as encoding/json does by default:
+// the -o json writer indents the encoder's compact output itself
+// (pkg/cmd indentCompact), and a MarshalJSON that wrote spaces outside
+// strings would be indented wrongly (review26f n5). metadata is the Lease's own (name, namespace, uid, resourceVersion,
 // creationTimestamp, labels).
 type Lock struct {
 	metav1.TypeMeta   `json:",inline"`

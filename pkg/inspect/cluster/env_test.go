@@ -371,7 +371,7 @@ func TestRecordsAndNamespaceOfDeletingOwners(t *testing.T) {
 			srv, r := newReader(t, objs...)
 			snap, _ := readAll(t, r, inspect.Scope{})
 			rec := snap.Records["gone/"+m0.Suffix()]
-			if want := (jobgate.Records{Read: true, Inputs: true, Interrupted: "captf-m-m0-apply-a3-abcdef", Backups: true}); rec != want {
+			if want := (jobgate.Records{Read: true, Inputs: true, Interrupted: "captf-m-m0-apply-a3-abcdef", Backups: true, Retained: jobgate.RetainedMarks{DurableExists: true}}); rec != want {
 				t.Errorf("m0's records %+v, want %+v", rec, want)
 			}
 			if rec := snap.Records["gone/"+refs[n-1].Suffix()]; n > 1 && rec != (jobgate.Records{Read: true}) {
