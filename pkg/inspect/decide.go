@@ -159,7 +159,8 @@ func (d *decider) result(l Lease) Result {
 				env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
 			}
 			if st.Presence != jobgate.Unread && ReadsStateSecrets(obj) {
-				env.RetainedFrom, env.RetainedIn = jobgate.RetainedFrom(st.Secrets, env.Records, string(obj.GetUID()))
+				fails := jobgate.ReadFails(obj, st.Secrets, env.ChunkReason)
+				env.RetainedFrom, env.RetainedIn = jobgate.RetainedFrom(st.Secrets, env.Records, string(obj.GetUID()), fails)
 			}
 		}
 		if ns, ok := s.Namespaces[f.Owner.Ref.Namespace]; ok {

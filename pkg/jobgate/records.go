@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
@@ -104,32 +105,35 @@ const RetainedLabel = "captf.io/retained-from-uid"
 // object's Secrets says retained it, and which Secret says so ("" for
 // none), as CAPTF's checkRetained finds it (shared/retain.go at
 // 665f88bbb7e5f92cc5a32fd15406517769c0e98a), which readState runs before
-// it maps the read's own error (review26d m4): the inputs Secrets' when
-// the durable one exists (setup read it), then the state Secrets it
-// listed, state; and, with no state Secret, every Secret objectSecrets
-// lists: the state backups and both inputs Secrets. A retained Secret
-// gives RetainedStateFound whatever the state's names. rec is what was
-// read of the object's other Secrets: only for an object being deleted;
-// for another the plugin sees the state Secrets' labels only, and the
+// it maps the read's own error (review26d m4): the durable and applied
+// inputs Secrets, whichever exist (setup's inputs.Read gives both once
+// either exists, internal/inputs/durable.go at
+// bfe694cf5a21042ffe2b04fd201cdb6e3cf88245), then the state Secrets it
+// listed, state; and, when its read of the state fails (readFails: no
+// state Secret, or one it cannot read), every Secret objectSecrets
+// lists, the state backups among them (reconcile.go readState at
+// ade7dc79d93b624f3a23cffb2e55f6487a315ab7 passes listed only for a
+// read without error; review26g F1, F2). A retained Secret gives
+// RetainedStateFound whatever the state's names. rec is what was read of
+// the object's other Secrets: only for an object being deleted; for
+// another the plugin sees the state Secrets' labels only, and the
 // others, which CAPTF checks too, say so in StateReadable at CAPTF's
 // next pass.
-func RetainedFrom(state []metav1.ObjectMeta, rec Records, uid string) (from, where string) {
+func RetainedFrom(state []metav1.ObjectMeta, rec Records, uid string, readFails bool) (from, where string) {
 	foreign := func(v string) bool { return v != "" && v != uid }
 	m := rec.Retained
-	if rec.Read && m.DurableExists {
-		if foreign(m.Durable) {
-			return m.Durable, "the durable inputs Secret"
-		}
-		if m.AppliedExists && foreign(m.Applied) {
-			return m.Applied, "the applied inputs Secret"
-		}
+	if rec.Read && m.DurableExists && foreign(m.Durable) {
+		return m.Durable, "the durable inputs Secret"
+	}
+	if rec.Read && m.AppliedExists && foreign(m.Applied) {
+		return m.Applied, "the applied inputs Secret"
 	}
 	for _, s := range state {
 		if v := s.Labels[RetainedLabel]; foreign(v) {
 			return v, "a state Secret"
 		}
 	}
-	if len(state) > 0 || !rec.Read {
+	if !readFails || !rec.Read {
 		return "", ""
 	}
 	for _, v := range m.Backups {
@@ -137,10 +141,18 @@ func RetainedFrom(state []metav1.ObjectMeta, rec Records, uid string) (from, whe
 			return v, "a state backup Secret"
 		}
 	}
-	if m.AppliedExists && foreign(m.Applied) {
-		return m.Applied, "the applied inputs Secret"
-	}
 	return "", ""
+}
+
+// ReadFails is whether CAPTF's next read of the state of u fails, as
+// far as the plugin can tell: no state Secret (state empty), names its
+// reader refuses (chunkReason, ChunkSet's), or a StateReadable that says
+// it could not read the data (StateEncrypted, StateCorrupt,
+// StateInconsistent), which CAPTF finds again at its next read.
+func ReadFails(u *unstructured.Unstructured, state []metav1.ObjectMeta, chunkReason string) bool {
+	c, ok := conditions(u)["StateReadable"]
+	return len(state) == 0 || chunkReason != "" ||
+		(ok && c.status == "False" && (c.reason == "StateEncrypted" || c.reason == "StateCorrupt" || c.reason == "StateInconsistent"))
 }
 
 // RetainedMarks are the RetainedLabel values on an object's Secrets

@@ -206,24 +206,40 @@ func TestRetainedFrom(t *testing.T) {
 		name      string
 		state     []metav1.ObjectMeta
 		secrets   []metav1.ObjectMeta // the records' Secrets; nil: unread
+		fails     bool                // CAPTF's read of the state fails
 		from, why string
 	}{
-		{"a state Secret of another", []metav1.ObjectMeta{label(""), label(other)}, nil, other, "a state Secret"},
-		{"its own uid", []metav1.ObjectMeta{label(uid)}, []metav1.ObjectMeta{named(durable, uid), backup(uid)}, "", ""},
-		{"the durable Secret, state or not", state, []metav1.ObjectMeta{named(durable, other)}, other, "the durable inputs Secret"},
-		{"the applied Secret beside the durable one", state, []metav1.ObjectMeta{named(durable, ""), named(applied, other)}, other, "the applied inputs Secret"},
-		{"the applied Secret alone, with state: not read", state, []metav1.ObjectMeta{named(applied, other)}, "", ""},
-		{"the applied Secret alone, no state", nil, []metav1.ObjectMeta{named(applied, other)}, other, "the applied inputs Secret"},
-		{"a backup, with state: not read", state, []metav1.ObjectMeta{backup(other)}, "", ""},
-		{"a backup, no state", nil, []metav1.ObjectMeta{backup(uid), backup(other)}, other, "a state backup Secret"},
-		{"records unread, no state", nil, nil, "", ""},
+		{"a state Secret of another", []metav1.ObjectMeta{label(""), label(other)}, nil, false, other, "a state Secret"},
+		{"its own uid", []metav1.ObjectMeta{label(uid)}, []metav1.ObjectMeta{named(durable, uid), backup(uid)}, true, "", ""},
+		{"the durable Secret, state or not", state, []metav1.ObjectMeta{named(durable, other)}, false, other, "the durable inputs Secret"},
+		{"the applied Secret beside the durable one", state, []metav1.ObjectMeta{named(durable, ""), named(applied, other)}, false, other, "the applied inputs Secret"},
+		// review26g F2: inputs.Read gives both once either exists.
+		{"the applied Secret alone, with state", state, []metav1.ObjectMeta{named(applied, other)}, false, other, "the applied inputs Secret"},
+		{"the applied Secret alone, no state", nil, []metav1.ObjectMeta{named(applied, other)}, true, other, "the applied inputs Secret"},
+		{"a backup, with state CAPTF reads: not read", state, []metav1.ObjectMeta{backup(other)}, false, "", ""},
+		// review26g F1: any failed read lists every Secret.
+		{"a backup, with state CAPTF cannot read", state, []metav1.ObjectMeta{backup(other)}, true, other, "a state backup Secret"},
+		{"a backup, no state", nil, []metav1.ObjectMeta{backup(uid), backup(other)}, true, other, "a state backup Secret"},
+		{"records unread, no state", nil, nil, true, "", ""},
 	} {
 		rec := Records{}
 		if c.secrets != nil {
 			rec = RecordsIn(c.secrets, "m", "web", "web-m")
 		}
-		if from, why := RetainedFrom(c.state, rec, uid); from != c.from || why != c.why {
+		if from, why := RetainedFrom(c.state, rec, uid, c.fails); from != c.from || why != c.why {
 			t.Errorf("%s: %q in %q, want %q in %q", c.name, from, why, c.from, c.why)
 		}
+	}
+}
+
+// ReadFails: no state, refused names, or a StateReadable that says the
+// data could not be read.
+func TestReadFails(t *testing.T) {
+	some := []metav1.ObjectMeta{{Name: "tfstate-default-web-m"}}
+	if !ReadFails(obj(), nil, "") || !ReadFails(obj(), some, "StateInconsistent") || !ReadFails(obj(cond("StateReadable", "False", "StateCorrupt")), some, "") {
+		t.Error("a read that fails is not said to")
+	}
+	if ReadFails(obj(), some, "") || ReadFails(obj(cond("StateReadable", "False", "StateLost")), some, "") {
+		t.Error("a read that succeeds is said to fail")
 	}
 }

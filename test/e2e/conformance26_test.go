@@ -464,6 +464,51 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26g F2: CAPTF's setup reads the inputs records once either
+	// exists (inputs.Read), and checkRetained checks both: the applied
+	// Secret alone, beside a state CAPTF reads, releases the object.
+	{
+		row, r := stale19("issue26/1n a deletion finds its applied inputs Secret, alone, retained by an earlier object", "cf26-1n", tc,
+			cf26(cfRetain+" checkRetained (r.durable's Secret and AppliedSecret)", "internal/inputs/durable.go@bfe694cf5a21042ffe2b04fd201cdb6e3cf88245 Read (either Secret)"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Status: status19(cond19("StateReadable", "True", "StateRead")), Delete: []string{}, World: in(testbed.World{NoRecords: true})})
+			_, applied := jobgate.InputsSecrets(r.Kind.Code, r.Name)
+			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: applied, Namespace: ns, Labels: map[string]string{"captf.io/retained-from-uid": "0e0e0e0e-0000-4000-8000-00000000e41f"}}}
+			if _, err := admin.Kube.CoreV1().Secrets(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.says = []string{"CAPTF will not clear it", "the applied inputs Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41f"}
+		row.action = []string{"Nothing: the applied inputs Secret carries"}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+	// Review26g F1: a read that fails on the state Secrets' names lists
+	// every Secret too, the backups among them.
+	{
+		row, r := stale19("issue26/1o a deletion whose state CAPTF cannot read finds a backup an earlier object retained", "cf26-1o", tc,
+			cf26(cfRetain+" checkRetained (listed false on any read error), objectSecrets", cfReconcileNew+" readState"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Retain"}, Status: status19(cond19("StateReadable", "True", "StateRead")), Delete: []string{}, World: in(testbed.World{})})
+			backup26(t, *r)
+			retainLabel26(t, ns, "captf-state-backup-"+r.Suffix()+"-3")
+			// A chunk without its base's neighbour: CAPTF's reader refuses the names.
+			base, err := admin.Kube.CoreV1().Secrets(ns).Get(context.Background(), object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: base.Name + "-part-2", Namespace: ns, Labels: base.Labels}, Data: base.Data}
+			if _, err := admin.Kube.CoreV1().Secrets(ns).Create(context.Background(), cp, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.says = []string{"CAPTF will not clear it", "a state backup Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41f", "it releases the object without a Job and without touching the Lease"}
+		row.action = []string{"Nothing: a state backup Secret carries"}
+		// row.deletes "": the rows check that captfDeletesLease is null.
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26b N1: a state the real terraform chunked (LargeStateResources:
 	// the base and -part-N Secrets). terraform's init reads it and its
 	// force-unlock clears the lock; OpenTofu's Get reads the base alone

@@ -59,6 +59,11 @@ func pasteInto(t *testing.T, command, line, plugin string, env ...string) ([]str
 	if err := os.WriteFile(filepath.Join(dir, ".zshrc"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, bin := range []string{"script", strings.Fields(command)[0]} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not installed: the pasted-command tests run every printed command in an interactive bash, zsh and fish under script(1) (Debian: bsdutils, zsh, fish; .ci/run installs them)", bin)
+		}
+	}
 	cmd := exec.Command("script", "-qec", command, "/dev/null")
 	cmd.Dir = dir
 	cmd.Env = append([]string{"HOME=" + dir, "ZDOTDIR=" + dir, "PATH=" + dir + ":/usr/bin:/bin", "TERM=dumb"}, env...)
