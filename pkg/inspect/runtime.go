@@ -307,20 +307,33 @@ func ChunkedText(chunks string) string {
 	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image; a -part-N Secret left over from a larger state (a shrink whose delete failed, or a switch to OpenTofu) may change either answer, and was not replayed"
 }
 
-// FlagID is, for a lock ID CAPTF's force-unlock step passes that the
-// runtime's flag parser takes for a flag, the text that says so, else
-// "". CAPTF passes the ID bare after -force (internal/runner/plan.go
-// Steps at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517), and Go's flag
-// package reads any argument of two characters or more that begins
-// with "-" as a flag ("--" ends the flags), so the step fails with
-// "flag provided but not defined" or with a missing LOCK_ID, neither of
-// which CAPTF's runner accepts.
+// FlagID is, for a lock ID CAPTF's force-unlock step cannot pass as it
+// means to, the text that says so, else "". CAPTF passes the ID in the
+// runner container's args (--force-unlock=<ID>, internal/jobs/spec.go
+// args at d6986f4646de003dbde2b12ec279505307a1b667) and then bare after
+// -force (internal/runner/plan.go Steps at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517). Go's flag package reads any
+// argument of two characters or more that begins with "-" as a flag
+// ("--" ends the flags), so the step fails with "flag provided but not
+// defined" or with a missing LOCK_ID, neither of which CAPTF's runner
+// accepts. And no process takes an argument holding a NUL byte, or one
+// of MaxArg bytes or more (Linux's MAX_ARG_STRLEN, its terminating NUL
+// included): the container, or the step, never starts (review26g F4).
 func FlagID(id string) string {
-	if len(id) < 2 || id[0] != '-' {
+	switch {
+	case len(FlagForceUnlock)+len(id)+1 > MaxArg:
+		return fmt.Sprintf("the ID CAPTF passes to force-unlock is %d bytes long: no process takes an argument of %d bytes or more (Linux's MAX_ARG_STRLEN), so neither the runner container, given --force-unlock=<ID>, nor its force-unlock step can start, every Job CAPTF starts fails and the lock stays", len(id), MaxArg)
+	case strings.IndexByte(id, 0) >= 0:
+		return fmt.Sprintf("the ID CAPTF passes to force-unlock, %q, holds a NUL byte, which no process argument can: neither the runner container, given --force-unlock=<ID>, nor its force-unlock step can start, every Job CAPTF starts fails and the lock stays", cut(id, maxReason))
+	case len(id) < 2 || id[0] != '-':
 		return ""
 	}
-	return fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left), so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays", id)
+	return fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left), so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays", cut(id, maxReason))
 }
+
+// MaxArg is the most bytes one argument of a Linux process may take, its
+// terminating NUL included (MAX_ARG_STRLEN, 32 pages of 4 KiB).
+const MaxArg = 32 * 4096
 
 // MaybeNoBase is whether the state may lack the base Secret the runtime
 // reads: StateInconsistent covers chunks without their base, which the

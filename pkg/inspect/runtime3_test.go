@@ -47,7 +47,10 @@ func TestRelabeledStateDependsOnTheRuntime(t *testing.T) {
 // A lock ID that begins with "-" is a flag to the runtime's force-unlock
 // (review26 F7); "-" alone is an argument.
 func TestFlagLikeLockID(t *testing.T) {
-	for id, flag := range map[string]bool{"-x": true, "-lock=false": true, "--": true, "-": false, "a-b": false, lockID: false} {
+	long := strings.Repeat("a", MaxArg-len(FlagForceUnlock)-1)
+	for id, flag := range map[string]bool{"-x": true, "-lock=false": true, "--": true, "-": false, "a-b": false, lockID: false,
+		// review26g F4: no argument holds a NUL, or MAX_ARG_STRLEN bytes.
+		"a\x00b": true, long: false, long + "a": true} {
 		if got := FlagID(id) != ""; got != flag {
 			t.Errorf("FlagID(%q) = %v, want %v", id, got, flag)
 		}

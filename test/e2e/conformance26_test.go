@@ -9,6 +9,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/captf-io/kubectl-captf/pkg/api/v1alpha1"
+	"github.com/captf-io/kubectl-captf/pkg/inspect"
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/test/testbed"
@@ -305,6 +307,36 @@ func issue26Rows() []cfRow {
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x-9f1c0c5e"}}
 		row.check = unlockAdvisedOf(*r, func() string { return flagID })
+		rows = append(rows, row)
+	}
+
+	// Review26g F4: an ID no process argument can hold: a NUL byte, or
+	// MAX_ARG_STRLEN bytes with --force-unlock=. The runner container
+	// never starts; the replay's force-unlock does not either.
+	for _, c := range []struct{ row, ns, id, says, output string }{
+		{"issue26/7b a lock ID holding a NUL byte", "cf26-7b", "9f1c0c5e\x00-x", "holds a NUL byte, which no process argument can", "invalid argument"},
+		{"issue26/7c a lock ID longer than a process argument may be", "cf26-7c", strings.Repeat("9", inspect.MaxArg), "bytes long: no process takes an argument of 131072 bytes or more", "argument list too long"},
+	} {
+		row, r := stale19(c.row, c.ns, tc,
+			cf26(cfPlan+" Steps (force-unlock -force <ID>)", cfSpec+" args (--force-unlock=<ID>)", cfBookkeeping+" checkLock (the info's ID)"))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		row.leases[0].Spec.HolderIdentity = cfPtr(c.id)
+		info, err := json.Marshal(map[string]string{"ID": c.id, "Operation": "OperationTypeApply", "Info": "", "Who": "root@" + row.host, "Version": "1.11.4", "Created": "2026-09-26T15:53:38Z", "Path": ""})
+		if err != nil {
+			panic(err)
+		}
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = string(info)
+		row.lockID = c.id
+		row.note = "the kernel refuses the argument: the step never starts"
+		row.says = []string{c.says, "every Job CAPTF starts fails and the lock stays"}
+		row.action = []string{"It never clears through a Job: unlock it."}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{c.output}}
+		id := c.id
+		if !strings.ContainsRune(id, 0) {
+			// A NUL byte's unlock command is unprintable, which the
+			// plugin says in its advice: no argv can carry it.
+			row.check = unlockAdvisedOf(*r, func() string { return id })
+		}
 		rows = append(rows, row)
 	}
 

@@ -137,6 +137,11 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 	ran := fmt.Sprintf("init: %v", err)
 	if err == nil {
 		out, err = rt.tool.RunAs(ctx, dir, host, "force-unlock", "-force", id)
+		if err != nil && out == "" {
+			// The step did not start (an argument no process takes): its
+			// error is all it says.
+			out = err.Error()
+		}
 		steps["force-unlock"] = out
 		accepted := err == nil || strings.Contains(out, "state is already unlocked") || strings.Contains(out, "does not match existing lock")
 		ran += fmt.Sprintf("; force-unlock -force %s: %v (CAPTF's runner accepts it: %v)", id, err, accepted)
