@@ -155,10 +155,10 @@ func (d *decider) result(l Lease) Result {
 		env.Records = s.Records[key] // unread when missing
 		if st, ok := s.States[key]; ok {
 			env.State, env.StateWhy = st.Presence, st.Why
-			if st.Presence == jobgate.Present && ReadsStateSecrets(obj) {
-				env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
-			}
 			if st.Presence != jobgate.Unread && ReadsStateSecrets(obj) {
+				if st.Presence == jobgate.Present {
+					env.ChunkReason, env.ChunkWhy = jobgate.ChunkSet(st.Secrets, f.Owner.Ref.Suffix())
+				}
 				fails := jobgate.ReadFails(obj, st.Secrets, env.ChunkReason)
 				env.RetainedFrom, env.RetainedIn = jobgate.RetainedFrom(st.Secrets, env.Records, string(obj.GetUID()), fails)
 			}

@@ -473,12 +473,7 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 	// ade7dc79d93b624f3a23cffb2e55f6487a315ab7: policyUnresolved, then
 	// readState's checkRetained) and before anything the policy decides
 	// (review26f m2).
-	retained := ""
-	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
-		retained = "CAPTF found its state retained by an earlier object of its name (StateReadable " + c.says() + ")"
-	} else if env.RetainedFrom != "" && !adopts(u) {
-		retained = retainedText(env)
-	}
+	retained := retainedWhy(u, conds, env)
 	switch p := eff.Policy; {
 	case !p.Known && retained != "":
 		g := closed("the object is being deleted and its deletionPolicy is %s: if it resolves, %s, and it releases the object without a Job and without touching the Lease; if it does not, CAPTF holds the deletion (DeletionPolicyUnresolved); no Job starts either way", p.From, retained)
@@ -604,6 +599,22 @@ func nextRead(env Env) string {
 	return fmt.Sprintf("CAPTF's next read of its state fails on the state Secrets' names (%s), and it writes StateReadable False/%s", env.ChunkWhy, env.ChunkReason)
 }
 
+// retainedWhy says why CAPTF holds u on a state an earlier object
+// retained: StateReadable RetainedStateFound, or a retained Secret the
+// plugin read (retainedText); "" when neither, or when u adopts it
+// (spec.adoptRetainedState). live and policySteps both ask.
+func retainedWhy(u *unstructured.Unstructured, conds map[string]condition, env Env) string {
+	switch c, ok := conds["StateReadable"]; {
+	case adopts(u):
+		return ""
+	case ok && c.status == "False" && c.reason == "RetainedStateFound":
+		return "CAPTF found the object's state retained by an earlier object of its name (StateReadable " + c.says() + ")"
+	case env.RetainedFrom != "":
+		return retainedText(env)
+	}
+	return ""
+}
+
 // retainedText says what CAPTF's next read finds of a Secret of the
 // object's that an earlier object retained (Env.RetainedFrom).
 func retainedText(env Env) string {
@@ -665,12 +676,9 @@ func creates(g Gate, u *unstructured.Unstructured, conds map[string]condition, e
 // live follows CAPTF's Job decision for an object not being deleted
 // (reconcile.go run and startOp, decide.go decide and schedule).
 func live(kind string, u *unstructured.Unstructured, conds map[string]condition, env Env) Gate {
-	if c, ok := conds["StateReadable"]; ok && c.status == "False" && c.reason == "RetainedStateFound" && !adopts(u) {
+	if why := retainedWhy(u, conds, env); why != "" {
 		// retain.go heldOnRetained returns before restoreTarget.
-		return closed("CAPTF found the object's state retained by an earlier object of its name (StateReadable %s): no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", c.says())
-	}
-	if env.RetainedFrom != "" && !adopts(u) {
-		return closed("%s: no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", retainedText(env))
+		return closed("%s: no Job starts, not even a restore, until spec.adoptRetainedState is set or those Secrets are deleted", why)
 	}
 	for _, t := range []string{"IdentityAllowed", "CredentialsMirrored", "RunnerRBACReady"} {
 		if c, ok := conds[t]; ok && c.status != "True" {
