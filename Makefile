@@ -43,6 +43,7 @@ build:
 # release tag, which only `make release-check` sets, and fail there if they
 # cannot run; `make test` runs test/release's checks of krew/captf.yaml.
 test:
+	@bash hack/testbed/preflight.sh test
 	$(GO) vet ./...
 	$(GO) vet -tags release ./test/release/
 	$(GO) vet -tags codegen ./pkg/api/...
@@ -77,7 +78,9 @@ unit:
 
 # The end-to-end tests alone, as `make test` runs them (with -race), against
 # the default test-bed or the one KUBE names (`make e2e KUBE=1.34`).
-e2e: testbed
+e2e:
+	@bash hack/testbed/preflight.sh e2e
+	@bash hack/testbed/build.sh --tofu >/dev/null
 	CAPTF_TESTBED_TOFU=1 $(KUBECTL_PATH) $(GO) test -race -count=1 -timeout 40m -v ./test/e2e/
 
 # Builds (or finds in the cache) the test-bed's etcd, kube-apiserver and

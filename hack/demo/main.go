@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 	"github.com/captf-io/kubectl-captf/test/testbed"
 )
 
@@ -99,16 +100,24 @@ func up(ctx context.Context) error {
 		return err
 	}
 	binAbs, _ := filepath.Abs("bin")
+	// The kubectl built beside kube-apiserver goes last on PATH: one on
+	// PATH already stays the one that runs, and a machine without kubectl
+	// gets the test-bed's, of the demo cluster's version.
+	bins, err := testbed.Binaries(ctx)
+	if err != nil {
+		return err
+	}
 	fmt.Printf(`
-The cluster keeps running. To explore it with kubectl and the plugin:
+The cluster keeps running. To explore it with kubectl (yours, or else the
+test-bed's, last on PATH) and the plugin:
 
-  export KUBECONFIG=%s PATH=%s:$PATH
+  export KUBECONFIG=%s PATH=%s:$PATH:%s
   kubectl captf locks -A -o wide
   kubectl captf locks -n demo -o yaml
   kubectl get leases,pods -A
 
 Stop it with: make demo-stop
-`, kubeconfig, binAbs)
+`, shell.Quote(kubeconfig), shell.Quote(binAbs), shell.Quote(testbed.PathDir(bins)))
 	return nil
 }
 
@@ -150,6 +159,12 @@ func seed(ctx context.Context, c *testbed.Cluster) error {
 	free := ref(object.TerraformCluster, "team-a", "edge")
 	for _, r := range []object.Ref{stale, live, foreign, unknown, free} {
 		if err := cs.Object(ctx, r); err != nil {
+			return err
+		}
+		// Cluster API labels every infrastructure object with its
+		// Cluster's name, which CAPTF passes the backend for the Lease's
+		// label: the demo's Clusters are named as their namespaces.
+		if err := cs.PatchObject(ctx, r, map[string]any{"metadata": map[string]any{"labels": map[string]any{testbed.ClusterNameLabel: r.Namespace}}}); err != nil {
 			return err
 		}
 	}

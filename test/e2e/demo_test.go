@@ -76,6 +76,59 @@ func TestDemoRunsWithoutUnshareOrTerraform(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("not in the table: %v\n%s", want, out)
 	}
+	// The export line it prints puts the plugin first on PATH and the
+	// test-bed's kubectl last, for a machine that has none.
+	wantExport := "  export KUBECONFIG=" + filepath.Join(tree, ".demo", "kubeconfig") + " PATH=" + filepath.Join(tree, "bin") + ":$PATH:" + testbed.PathDir(bins) + "\n"
+	if !strings.Contains(out, wantExport) {
+		t.Errorf("no line %q in:\n%s", wantExport, out)
+	}
+	// Each object carries its Cluster's name as the label its Lease has.
+	wide := exec.Command(filepath.Join(tree, "bin", "kubectl-captf"), "--kubeconfig", filepath.Join(tree, ".demo", "kubeconfig"), "locks", "-A", "-o", `jsonpath={range .items[*]}{.metadata.namespace} {.object.name} {.cluster} {.metadata.labels.cluster\.x-k8s\.io/cluster-name}{"\n"}{end}`)
+	b, err := wide.CombinedOutput()
+	if err != nil {
+		t.Fatalf("locks -o jsonpath: %v\n%s", err, b)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) != 4 || f[2] != f[0] || f[3] != f[0] {
+			t.Errorf("namespace, object, Cluster, the Lease's cluster-name label: %q; want the Cluster and the label named as the namespace", line)
+		}
+	}
+}
+
+// `make test` checks what its end-to-end tests need before it builds or
+// runs anything, and names everything missing in one line: here unshare
+// is refused, as for a user without root, and terraform, zsh, fish and
+// script are not on PATH.
+func TestMakeTestNamesWhatIsMissingFirst(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"make", "bash", "uname"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "unshare"), []byte("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"test", "e2e"} {
+		cmd := exec.Command(filepath.Join(dir, "make"), "--no-print-directory", "-C", root, target)
+		cmd.Env = append(os.Environ(), "PATH="+dir)
+		out, err := cmd.CombinedOutput()
+		want := "make " + target + ": needs root (unshare --uts is refused here), terraform v1.11.4 on PATH, zsh, fish, script; `make unit` runs the unit tests without them, `make demo` the plugin\n"
+		if err == nil || !strings.HasPrefix(string(out), want) {
+			t.Errorf("make %s: %v, output %q; want it to start %q", target, err, out, want)
+		}
+		if strings.Contains(string(out), "go vet") || strings.Contains(string(out), "go test") {
+			t.Errorf("make %s ran on past the check:\n%s", target, out)
+		}
+	}
 }
 
 // copyTree copies the repository's working tree (tracked and untracked
