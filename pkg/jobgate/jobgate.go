@@ -444,8 +444,6 @@ func deletionSteps(kind string, u *unstructured.Unstructured, conds map[string]c
 	if !mismatch {
 		return policySteps(kind, u, conds, env)
 	}
-	none := env
-	none.Cluster = Cluster{Read: true, Why: "CAPTF looks no TerraformCluster up for an owner that does not reference the object back (OwnerMismatch)"}
 	if p := Resolve(kind, u, env.Cluster).Policy; p.Known && p.S == "" {
 		// Unresolved either way.
 		return policySteps(kind, u, conds, env)
@@ -477,7 +475,8 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 	switch p := eff.Policy; {
 	case !p.Known && retained != "":
 		g := closed("the object is being deleted and its deletionPolicy is %s: if it resolves, %s, and it releases the object without a Job and without touching the Lease; if it does not, CAPTF holds the deletion (DeletionPolicyUnresolved); no Job starts either way", p.From, retained)
-		g.Releases = true
+		// Not Releases: in the unresolved half the object stays, held
+		// (review26g N3); the lock stays in both.
 		return g
 	case !p.Known:
 		// Under Destroy, a held state holds the deletion as below
@@ -506,6 +505,15 @@ func policySteps(kind string, u *unstructured.Unstructured, conds map[string]con
 		g := closed("the object is being deleted under deletionPolicy Retain (%s): no Job starts", eff.Policy.From)
 		g.Deletes = &Deletion{Path: PathRetain, When: "at CAPTF's next reconcile of the object, once no Job of it runs and its run lease is free",
 			Why: "deletionPolicy Retain keeps the state and drops the finalizer without a Job, and Retain deletes the lock Lease, whoever holds it (reconcile.go run, decide.go ActionRetain, retain.go Retain, state.DeleteLock)", Certain: true, AfterLockCheck: true}
+		// readState's checkRetained runs before the policy's action, and
+		// a Secret of the object's that an earlier object retained makes
+		// it a release that leaves the Lease (reconcile.go run at
+		// ade7dc79, retain.go heldOnRetained at 665f88bb): certain only
+		// when the plugin read the Secrets CAPTF checks (review26g F9).
+		if unread := unreadRetained(env); unread != "" {
+			g.Deletes.Certain = false
+			g.Deletes.When += ", unless CAPTF's read finds a Secret of the object's retained by an earlier object (label " + RetainedLabel + "), which the plugin could not check (" + unread + "): then CAPTF releases the object and leaves the Lease"
+		}
 		return g
 	}
 	if c, ok := conds["StateReadable"]; ok && c.status == "False" && heldState[c.reason] {
@@ -597,6 +605,19 @@ func noState(u *unstructured.Unstructured, conds map[string]condition, env Env) 
 // at 99fd973d5e3cc29b95dce3c83e8a571f019a7597, state.orderChunks).
 func nextRead(env Env) string {
 	return fmt.Sprintf("CAPTF's next read of its state fails on the state Secrets' names (%s), and it writes StateReadable False/%s", env.ChunkWhy, env.ChunkReason)
+}
+
+// unreadRetained says which of the Secrets CAPTF's checkRetained reads
+// the plugin could not read: the state Secrets, or the inputs Secrets
+// and backups (Records); "" when it read both.
+func unreadRetained(env Env) string {
+	switch {
+	case env.State == Unread:
+		return "its state Secrets: " + whyOr(env.StateWhy)
+	case !env.Records.Read:
+		return "its inputs Secrets and backups: " + whyOr(env.Records.Why)
+	}
+	return ""
 }
 
 // retainedWhy says why CAPTF holds u on a state an earlier object

@@ -32,6 +32,10 @@ const (
 	StateLabel          = "tfstate"
 	StateSuffixLabel    = "tfstateSecretSuffix"
 	StateWorkspaceLabel = "tfstateWorkspace"
+	// ManagedLabel marks what CAPTF manages: the backend's state Secrets
+	// and lock Leases (state.BackendLabels), its inputs records and
+	// state backups.
+	ManagedLabel = "captf.io/managed"
 	// BackupLabel and BackupSuffixLabel mark an object's state backups.
 	BackupLabel       = "captf.io/state-backup"
 	BackupSuffixLabel = "captf.io/state-backup-suffix"

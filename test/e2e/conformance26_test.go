@@ -496,6 +496,24 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26g F3: checkRetained runs on every pass, live or deleting
+	// (readState calls it before it maps the read's error), and reads the
+	// inputs Secrets setup read: an earlier object's label on the durable
+	// inputs Secret of a live object holds it, and no Job starts.
+	{
+		row, r := stale19("issue26/1p a live object finds its durable inputs Secret retained by an earlier object", "cf26-1p", tc,
+			cf26(cfRetain+" checkRetained, heldOnRetained (live or deleting)", cfReconcileNew+" readState (checkRetained before the read's error)", cfDurable+" Read"))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: &testbed.World{}})
+			durable, _ := jobgate.InputsSecrets(r.Kind.Code, r.Name)
+			retainLabel26(t, ns, durable)
+		}
+		row.says = []string{"CAPTF will not clear it", "the durable inputs Secret carries captf.io/retained-from-uid=0e0e0e0e-0000-4000-8000-00000000e41f, an earlier object's", "no Job starts, not even a restore"}
+		row.action = []string{"Nothing: the durable inputs Secret carries"}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26g F2: CAPTF's setup reads the inputs records once either
 	// exists (inputs.Read), and checkRetained checks both: the applied
 	// Secret alone, beside a state CAPTF reads, releases the object.

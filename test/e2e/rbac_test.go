@@ -192,3 +192,47 @@ current-context: down
 		t.Errorf("locks -w unreachable: exit %d, out %q, err %q; want one error line", res.code, res.out, res.err)
 	}
 }
+
+// Review26g F9: deletionPolicy Retain deletes the lock Lease, unless
+// CAPTF's read finds a Secret of the object's that an earlier object
+// retained (checkRetained, before the policy's action), which makes it a
+// release that leaves the Lease. Without the right to list Secrets the
+// plugin cannot check that: the deletion is not certain, and says why;
+// with it, certain.
+func TestRBACRetainWithoutSecretsIsUncertain(t *testing.T) {
+	ctx := context.Background()
+	ns := "rbac-retain"
+	r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "keep"}
+	if err := admin.Seed(ctx, r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Retain"}, Delete: []string{}, World: &testbed.World{}}); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, r, "13131313-0000-0000-0000-000000000000", "root@captf-c-keep-apply-a1-d72d2a-x7k2p", nil)
+	rules := []rbacv1.PolicyRule{read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
+		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"), read("cluster.x-k8s.io", "clusters")}
+	grant(t, ns, testbed.Viewer, rules...)
+	kc, err := bed.KubeconfigFor(testbed.Viewer, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletion := func() *v1alpha1.LeaseDeletion {
+		t.Helper()
+		res := captf(t, kc, "locks", "-o", "json")
+		if res.code != 0 {
+			t.Fatalf("exit %d: %s", res.code, res.err)
+		}
+		list := locksJSONFrom(t, res.out)
+		if len(list.Items) != 1 || list.Items[0].CAPTFDeletesLease == nil {
+			t.Fatalf("want one lock whose Lease CAPTF deletes, got %+v", list.Items)
+		}
+		return list.Items[0].CAPTFDeletesLease
+	}
+	d := deletion()
+	if d.Path != "Retain" || d.Certain || !strings.Contains(d.When, "unless CAPTF's read finds a Secret of the object's retained by an earlier object") ||
+		!strings.Contains(d.When, "which the plugin could not check (its state Secrets: ") {
+		t.Errorf("without Secrets: %+v", *d)
+	}
+	grant(t, ns, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
+	if d := deletion(); d.Path != "Retain" || !d.Certain || strings.Contains(d.When, "could not check") {
+		t.Errorf("with Secrets listed: %+v", *d)
+	}
+}

@@ -316,21 +316,23 @@ func short(err error) string {
 }
 
 // readSecrets reads, from the Secrets' metadata only (never their data),
-// what CAPTF reads of them before it decides a deletion, for each
-// deleting object of refs: whether it has state (any Secret its state
-// reader lists for it, chunks included: jobgate.StateOf), and its inputs
-// records and state backups (jobgate.RecordsOf); and, for each live
-// object of live (the owner of a held lock), whether it has state, which
-// the runtime's init needs to clear the lock (inspect.Runtime.NoState).
-// For up to gateGets objects in all, by selector: four lists a deleting
-// object (by jobgate.StateSelector, by jobgate.BackupSelector, and by the
-// name of each of its two inputs Secrets; a list by name needs only the
-// list right a list by label does), one a live object (by StateSelector);
-// past that, one list of the Secrets in scope (of every Secret when one
-// is deleting, else of the state Secrets, by jobgate.StateLabel). Without
-// the right to list Secrets, each is unread: no warning, as the
-// read-only role does not grant it (docs/rbac.md); the decision then
-// falls back to StateReadable.
+// what CAPTF's read of the state reads of them, for each object of refs
+// (being deleted) and of live (the owner of a held lock): whether it has
+// state (any Secret its state reader lists for it, chunks included:
+// jobgate.StateOf), which the runtime's init needs to clear the lock
+// (inspect.Runtime.NoState), and its inputs records and state backups
+// (jobgate.RecordsOf), which CAPTF's checkRetained reads on every pass,
+// live or deleting (retain.go at 665f88bb: a Secret another object
+// retained holds it, no Job starts; review26g F3), and a deletion decides
+// on. For up to gateGets objects in all, four lists each (by
+// jobgate.StateSelector, by jobgate.BackupSelector, and by the name of
+// each of its two inputs Secrets; a list by name needs only the list
+// right a list by label does); past that, one list of every Secret of
+// the namespace when one is deleting, else two: the state Secrets, and
+// the other Secrets labelled captf.io/managed=true (an inputs Secret
+// restored without CAPTF's labels is then not seen). Without the right to list Secrets, each is unread: no
+// warning, as the read-only role does not grant it (docs/rbac.md); the
+// decision then falls back to StateReadable.
 func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live []object.Ref) (map[string]inspect.StateRead, map[string]jobgate.Records) {
 	states, records := map[string]inspect.StateRead{}, map[string]jobgate.Records{}
 	all := append(append([]object.Ref(nil), refs...), live...)
@@ -356,11 +358,26 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live [
 	secrets := make([][]metav1.ObjectMeta, len(all))
 	errs := make([]error, len(all))
 	if len(all) > gateGets {
-		var o metav1.ListOptions
+		// Every Secret when one object is deleting (a deletion's reads
+		// reach Secrets of any labels: its inputs by name); else the
+		// state Secrets, whatever else they carry, and the Secrets CAPTF
+		// labels its own (inputs records and backups carry
+		// captf.io/managed=true: inputs.setRecord at bfe694cf, the
+		// backups' labels in internal/state), which bounds the list by
+		// CAPTF's objects rather than by every Secret of the namespace.
+		selectors := []string{""}
 		if len(refs) == 0 {
-			o.LabelSelector = jobgate.StateLabel + "=true"
+			selectors = []string{jobgate.StateLabel + "=true", jobgate.ManagedLabel + "=true,!" + jobgate.StateLabel}
 		}
-		got, err := list(namespace, o)
+		var got []metav1.ObjectMeta
+		var err error
+		for _, sel := range selectors {
+			var some []metav1.ObjectMeta
+			if some, err = list(namespace, metav1.ListOptions{LabelSelector: sel}); err != nil {
+				break
+			}
+			got = append(got, some...)
+		}
 		for n := range all {
 			secrets[n], errs[n] = got, err
 		}
@@ -368,11 +385,9 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live [
 		var wg sync.WaitGroup
 		for n, ref := range all {
 			wg.Go(func() {
-				opts := []metav1.ListOptions{{LabelSelector: jobgate.StateSelector(ref.Suffix())}}
-				if n < len(refs) {
-					durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
-					opts = append(opts, metav1.ListOptions{LabelSelector: jobgate.BackupSelector(ref.Suffix())}, byName(durable), byName(applied))
-				}
+				durable, applied := jobgate.InputsSecrets(ref.Kind.Code, ref.Name)
+				opts := []metav1.ListOptions{{LabelSelector: jobgate.StateSelector(ref.Suffix())},
+					{LabelSelector: jobgate.BackupSelector(ref.Suffix())}, byName(durable), byName(applied)}
 				for _, o := range opts {
 					got, err := list(ref.Namespace, o)
 					if err != nil {
@@ -387,13 +402,10 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live [
 	}
 	for n, ref := range all {
 		key := ref.Namespace + "/" + ref.Suffix()
-		deleting := n < len(refs)
 		if errs[n] != nil {
 			why := "its Secrets' metadata could not be listed: " + short(errs[n])
 			states[key] = inspect.StateRead{Why: why}
-			if deleting {
-				records[key] = jobgate.Records{Why: why}
-			}
+			records[key] = jobgate.Records{Why: why}
 			continue
 		}
 		var mine []metav1.ObjectMeta
@@ -404,9 +416,7 @@ func (r *Reader) readSecrets(ctx context.Context, namespace string, refs, live [
 		}
 		own := jobgate.StateSecrets(mine, ref.Suffix())
 		states[key] = inspect.StateRead{Presence: jobgate.StateOf(own, ref.Suffix()), Secrets: own}
-		if deleting {
-			records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
-		}
+		records[key] = jobgate.RecordsIn(mine, ref.Kind.Code, ref.Name, ref.Suffix())
 	}
 	return states, records
 }

@@ -24,9 +24,12 @@ func stateRead(r object.Ref) *unstructured.Unstructured {
 
 // Issue 26's reproduction: a live owner of a held lock whose state Secret
 // was deleted after CAPTF recorded StateReadable True. Its state Secrets'
-// metadata are listed (one list an owner up to gateGets, one list of the
-// state Secrets in scope past that), and without one its next Job's init
-// fails on the lock: captfClears is false.
+// metadata are listed (four lists an owner up to gateGets: its state
+// Secrets, its backups, its two inputs Secrets by name, which CAPTF's
+// checkRetained reads for a live object too; past that, two lists in
+// scope: the state Secrets, and the other Secrets CAPTF labels its own),
+// and without one its next Job's init fails on the lock: captfClears is
+// false.
 func TestLiveOwnersStateSecretsAreListed(t *testing.T) {
 	for _, n := range []int{1, gateGets, gateGets + 1, 12} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -72,15 +75,16 @@ func TestLiveOwnersStateSecretsAreListed(t *testing.T) {
 				switch {
 				case q.Verb != "list":
 					t.Errorf("a %s of a Secret: %s", q.Verb, q.Path)
-				case n <= gateGets && !strings.HasPrefix(sel, "tfstate=true,"+inspect.LabelSecretSuffix+"="):
-					t.Errorf("selector %q, want one owner's state Secrets", sel)
-				case n > gateGets && (sel != "tfstate=true" || q.Namespace != ""):
-					t.Errorf("selector %q in %q, want the state Secrets in scope", sel, q.Namespace)
+				case n <= gateGets && !strings.HasPrefix(sel, "tfstate=true,"+inspect.LabelSecretSuffix+"=") &&
+					!strings.HasPrefix(sel, jobgate.BackupLabel+"=true,") && !strings.HasPrefix(q.Query.Get("fieldSelector"), "metadata.name=captf-"):
+					t.Errorf("selector %q (fields %q), want one owner's state Secrets, backups or inputs Secret", sel, q.Query.Get("fieldSelector"))
+				case n > gateGets && (sel != "tfstate=true" && sel != "captf.io/managed=true,!tfstate" || q.Namespace != ""):
+					t.Errorf("selector %q in %q, want the state Secrets or CAPTF's other Secrets in scope", sel, q.Namespace)
 				}
 			}
-			want := n
+			want := 4 * n
 			if n > gateGets {
-				want = 1
+				want = 2
 			}
 			if lists != want {
 				t.Errorf("%d Secrets lists, want %d", lists, want)
