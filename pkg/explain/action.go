@@ -48,6 +48,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		unlock := fmt.Sprintf("the next Job it creates for %s, for any op, runs init and then force-unlock -force %s first; at that Job's creation CAPTF emits a Warning event ForceUnlocked and adds 1 to captf_lock_force_unlocks_total (alert CAPTFForceUnlocks)", o.Ref, captfLockID(l))
 		switch d.StaleCase {
 		case inspect.StaleIDMismatch:
+			if inspect.MismatchHidden(l) {
+				return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID, inspect.MismatchText(l)) + deletes
+			}
 			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID) + deletes
 		case inspect.StaleRuntimeInfo:
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (%v), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), l.RuntimeInfoErr) + deletes

@@ -385,7 +385,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; its lock info decodes as CAPTF reads it (ID, Operation, Who, Version, Created) but not as terraform and OpenTofu read it (%v): their Unlock decodes the whole lock info before it compares IDs, so the force-unlock step of every Job CAPTF starts fails with that error, which CAPTF's runner does not accept, the Job fails and the lock stays, so %s", l.RuntimeInfoErr, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
 	case l.Info.ID != "" && l.Info.ID != l.ID:
 		d.StaleCase = StaleIDMismatch
-		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays, so %s; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, l.Info.ID, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
+		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: %s, so %s; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, MismatchText(l), d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
 	case o.Exists == nil:
 		d.StaleCase = StaleOwnerUnread
 		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)

@@ -69,6 +69,10 @@ type Lease struct {
 	// controller decodes it (Info) but not as terraform and OpenTofu do
 	// (LockInfo): their Unlock then fails before it compares IDs.
 	RuntimeInfoErr error
+	// Printed is how many bytes of lock info the runtime's Unlock prints
+	// after "does not match existing lock" (LockInfo.Printed), where the
+	// runtime decodes it.
+	Printed int
 	// Host is the text after the last "@" of Who; HostErr says why there
 	// is none.
 	Host    string
@@ -124,6 +128,8 @@ func ParseLease(l *coordinationv1.Lease) Lease {
 	var rt LockInfo
 	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
 		p.RuntimeInfoErr = err
+	} else {
+		p.Printed = rt.Printed()
 	}
 	return p
 }
@@ -142,6 +148,16 @@ type LockInfo struct {
 	Version   string
 	Created   time.Time
 	Path      string
+}
+
+// Printed is the length of the lock info as the runtime's LockError
+// prints it after "does not match existing lock": statemgr.LockInfo's
+// String, a template of seven lines (terraform's
+// internal/states/statemgr/locker.go at
+// 35645b8fca68ff7e0b8785a3b563724a529a0caf, v1.11.4; OpenTofu's is the
+// same). Its fixed text is 109 bytes.
+func (l LockInfo) Printed() int {
+	return 109 + len(l.ID) + len(l.Path) + len(l.Operation) + len(l.Who) + len(l.Version) + len(l.Created.String()) + len(l.Info)
 }
 
 // SplitWho returns the host of a lock's Who ("user@host"): the text after

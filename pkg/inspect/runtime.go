@@ -3,6 +3,7 @@ package inspect
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -328,7 +329,67 @@ func FlagID(id string) string {
 	case len(id) < 2 || id[0] != '-':
 		return ""
 	}
-	return fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left), so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays", cut(id, maxReason))
+	said := fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left)", cut(id, maxReason))
+	if e := flagError(id); len(e) < RunnerTail-4096 && (strings.Contains(e, "state is already unlocked") || strings.Contains(e, "does not match existing lock")) {
+		// The error quotes the ID, and with it an answer the runner
+		// accepts (review26g F5, row 7d).
+		return said + ", and the error quotes it, with an answer CAPTF's runner accepts (\"state is already unlocked\" or \"does not match existing lock\"): the runner takes the failed step for a success, the Job goes on to its steps that take the lock and fails there after lockTimeoutSeconds, and the lock stays"
+	}
+	return said + ", so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays"
+}
+
+// flagError is the error Go's flag package gives for id, an argument
+// that begins with "-" and is no flag force-unlock defines (flag.FlagSet
+// parseOne): "bad flag syntax: <id>" where the name after its dashes is
+// empty or begins with "-" or "=", else "flag provided but not defined:
+// -<name>", the name ending at its first "=". "" for "--", which ends the
+// flags.
+func flagError(id string) string {
+	dashes := 1
+	if id[1] == '-' {
+		if len(id) == 2 {
+			return ""
+		}
+		dashes = 2
+	}
+	name := id[dashes:]
+	if name == "" || name[0] == '-' || name[0] == '=' {
+		return "bad flag syntax: " + id
+	}
+	if i := strings.IndexByte(name[1:], '='); i >= 0 {
+		name = name[:i+1]
+	}
+	return "flag provided but not defined: -" + name
+}
+
+// RunnerTail is how much of a step's stderr CAPTF's runner keeps and
+// searches, case-sensitively, for the answers it accepts ("state is
+// already unlocked", "does not match existing lock"): its last 64 KiB
+// (internal/runner/exec.go MaxTail, tailWriter and StepResult.Failed at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
+const RunnerTail = 64 << 10
+
+// MismatchHidden is whether the runtime's "does not match existing lock"
+// answer to the force-unlock of l's info ID may escape CAPTF's runner:
+// terraform prints the lock info after it (Lease.Printed bytes;
+// statemgr.LockError), which pushes it out of the runner's RunnerTail,
+// and OpenTofu drops an output line of 64 KiB or more (its diagnostic
+// printer's bufio.Scanner), the answer's own line among them when the ID
+// it quotes is that long (review26g F5, measured with terraform v1.11.4
+// and OpenTofu v1.12.6: row 2c). A kibibyte of margin covers the text
+// around them.
+func MismatchHidden(l Lease) bool {
+	return l.Info != nil && (l.Printed > RunnerTail-1024 || len(strconv.Quote(l.Info.ID)) > RunnerTail-1024)
+}
+
+// MismatchText is what CAPTF's Jobs do with the lock l whose info ID
+// differs from holderIdentity: their force-unlock misses, whether or not
+// the runner sees the answer (MismatchHidden), and the lock stays.
+func MismatchText(l Lease) string {
+	if !MismatchHidden(l) {
+		return fmt.Sprintf("every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays", l.Info.ID)
+	}
+	return fmt.Sprintf("every Job CAPTF starts force-unlocks %s and the backend answers \"does not match existing lock\" with %d bytes of lock info, which may hide that answer from CAPTF's runner: it searches only the last 64 KiB of the step's stderr, terraform prints the lock info after the answer, and OpenTofu drops an output line of 64 KiB or more; where the runner does not see it the step and the Job fail at once; either way the lock stays", l.Info.ID, l.Printed)
 }
 
 // MaxArg is the most bytes one argument of a Linux process may take, its

@@ -248,7 +248,22 @@ func issue26Rows() []cfRow {
 		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
 		row.note = "both steps succeed as CAPTF's runner counts success, and the lock stays"
 		row.says = []string{"does not match existing lock", "the runner counts that as success and the lock stays"}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform tofu"}
+		rows = append(rows, row)
+	}
+	// Review26g F5: the runner searches only the last 64 KiB of the
+	// step's stderr for "does not match existing lock"; terraform prints
+	// the whole lock info after it (here a 70,000-byte Info), OpenTofu
+	// drops that line of over 64 KiB. Either way the lock stays.
+	{
+		row, r := stale19("issue26/2c lock-info ID differs, behind 70,000 bytes of lock info", "cf26-2c", tc,
+			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Exec, tailWriter (MaxTail 64 KiB), StepResult.Failed", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat("i", 70000) + `"}`
+		row.note = "terraform's answer falls out of the runner's 64 KiB tail and the step fails; OpenTofu drops the Info line and the runner accepts the answer; the lock stays with both"
+		row.says = []string{"does not match existing lock\" with 70", "which may hide that answer from CAPTF's runner", "either way the lock stays"}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "tofu"}
 		rows = append(rows, row)
 	}
 
@@ -306,6 +321,25 @@ func issue26Rows() []cfRow {
 		row.says = []string{`the ID CAPTF passes to force-unlock -force, "-x-9f1c0c5e", begins with "-"`, "fails with an error CAPTF's runner does not accept"}
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x-9f1c0c5e"}}
+		row.check = unlockAdvisedOf(*r, func() string { return flagID })
+		rows = append(rows, row)
+	}
+
+	// Review26g F5: an ID that begins with "-" and quotes an answer the
+	// runner accepts: the flag error quotes it, and the runner takes the
+	// failed step for a success; the lock stays.
+	{
+		row, r := stale19("issue26/7d a flag-like lock ID that quotes an answer the runner accepts", "cf26-7d", tc,
+			cf26(cfPlan+" Steps (force-unlock -force <ID>, OKIf)", "internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 StepResult.Failed (a substring of the tail)"))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		const flagID = "-x does not match existing lock"
+		row.leases[0].Spec.HolderIdentity = cfPtr(flagID)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
+		row.lockID = flagID
+		row.note = "force-unlock fails on the flag, and its error quotes the ID"
+		row.says = []string{"begins with \"-\"", "the runner takes the failed step for a success", "the lock stays"}
+		row.action = []string{"It never clears through a Job: unlock it."}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x does not match existing lock"}, accepts: "terraform tofu"}
 		row.check = unlockAdvisedOf(*r, func() string { return flagID })
 		rows = append(rows, row)
 	}

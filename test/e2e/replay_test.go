@@ -16,12 +16,14 @@ package e2e
 // rows, and run in parallel.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +45,30 @@ type cfReplay struct {
 	// another reason: the other runtime's steps do not, or CAPTF may not
 	// start the Job; "" for none.
 	clearedBy string
+	// accepts names the runtimes whose failed force-unlock step CAPTF's
+	// runner accepts, as it does an answer it finds in the last 64 KiB
+	// of the step's stderr ("does not match existing lock"), for a row
+	// whose step is force-unlock; "" for none.
+	accepts string
+}
+
+// runnerTail is how much of a step's stderr CAPTF's runner keeps and
+// searches for the answers it accepts (internal/runner/exec.go MaxTail
+// at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517).
+const runnerTail = 64 << 10
+
+// runnerAccepts is whether CAPTF's runner counts a force-unlock step
+// that exited with err and wrote stderr as a success: exit 0, or one of
+// its OKIf answers in the kept tail (exec.go StepResult.Failed: a
+// case-sensitive substring; plan.go Steps' OKIf).
+func runnerAccepts(stderr string, err error) bool {
+	if err == nil {
+		return true
+	}
+	if len(stderr) > runnerTail {
+		stderr = stderr[len(stderr)-runnerTail:]
+	}
+	return strings.Contains(stderr, "state is already unlocked") || strings.Contains(stderr, "does not match existing lock")
 }
 
 // replayRow is a row's world, taken when the row was asserted.
@@ -57,6 +83,9 @@ type replayRow struct {
 	clears  bool
 	replay  *cfReplay
 	reason  string
+	// pluginID is the ID the plugin says CAPTF force-unlocks (the lock
+	// info's ID, else holderIdentity).
+	pluginID string
 }
 
 // captureReplay takes the row's lock Lease and state Secrets when the row
@@ -79,7 +108,11 @@ func captureReplay(t *testing.T, c cfRow, l v1alpha1.Lock) (replayRow, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return replayRow{name: c.name, cite: c.cite, owner: *c.owner, cluster: cluster, lease: lease, secrets: secrets.Items, clears: l.CAPTFClears, replay: c.replay, reason: l.Reason}, true
+	pluginID := ""
+	if l.Lock != nil {
+		pluginID = cmp.Or(l.Lock.InfoID, l.Lock.ID)
+	}
+	return replayRow{name: c.name, cite: c.cite, owner: *c.owner, cluster: cluster, lease: lease, secrets: secrets.Items, clears: l.CAPTFClears, replay: c.replay, reason: l.Reason, pluginID: pluginID}, true
 }
 
 // runReplays replays every row with both runtimes, in parallel.
@@ -130,21 +163,30 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 	}
 	// The next Job's pod, by CAPTF's naming.
 	host := cfJobName(rp.owner.Kind.Code, rp.owner.Name, "drift", 2, "5e1f0a") + "-rpl4y"
-	id := captfID(rp.lease)
+	id, ok := captfID(rp.lease)
+	switch {
+	case !ok:
+		t.Fatalf("%s: CAPTF passes no --force-unlock for this lock: its checkLock cannot decode the lock info, so no Job of it would run these steps", rp.cite)
+	case id != rp.pluginID:
+		t.Fatalf("%s: the plugin says CAPTF force-unlocks %q, CAPTF's decode gives %q", rp.cite, rp.pluginID, id)
+	}
 	steps := map[string]string{}
 	out, err := rt.tool.RunAs(ctx, dir, host, "init", "-input=false", "-no-color", "-lock-timeout=5s")
 	steps["init"] = out
 	ran := fmt.Sprintf("init: %v", err)
+	accepted := false
 	if err == nil {
-		out, err = rt.tool.RunAs(ctx, dir, host, "force-unlock", "-force", id)
+		var stdout, stderr string
+		stdout, stderr, err = rt.tool.Step(ctx, dir, host, "force-unlock", "-force", id)
+		out = stdout + stderr
 		if err != nil && out == "" {
 			// The step did not start (an argument no process takes): its
 			// error is all it says.
 			out = err.Error()
 		}
 		steps["force-unlock"] = out
-		accepted := err == nil || strings.Contains(out, "state is already unlocked") || strings.Contains(out, "does not match existing lock")
-		ran += fmt.Sprintf("; force-unlock -force %s: %v (CAPTF's runner accepts it: %v)", id, err, accepted)
+		accepted = runnerAccepts(stderr, err)
+		ran += fmt.Sprintf("; force-unlock -force %s: %v (CAPTF's runner accepts it: %v)", cut(id, 80), err, accepted)
 	}
 	after, err := admin.Kube.CoordinationV1().Leases(ns).Get(ctx, l.Name, metav1.GetOptions{})
 	if err != nil {
@@ -172,6 +214,12 @@ func (rp replayRow) run(t *testing.T, rt runtime, ns string) {
 		if _, ok := steps["force-unlock"]; ok != (rp.replay.step == "force-unlock") {
 			t.Errorf("%s\n  %s %s: the steps ran as %s, want them to stop at %s", rp.cite, rt.name, rt.version, ran, rp.replay.step)
 		}
+		// Whether the runner takes the failed step for a success decides
+		// the reason's words ("counts that as success", "does not
+		// accept"), so it is held to the row too.
+		if want := slices.Contains(strings.Fields(rp.replay.accepts), rt.name); rp.replay.step == "force-unlock" && accepted != want {
+			t.Errorf("%s\n  %s %s: CAPTF's runner accepts the force-unlock step: %v, the row says %v\n  %s", rp.cite, rt.name, rt.version, accepted, want, ran)
+		}
 	}
 }
 
@@ -183,15 +231,29 @@ func (r *cfReplay) clearedByOf() string {
 	return r.clearedBy
 }
 
-// captfID is the ID CAPTF's Job force-unlocks: the lock info's ID where
-// it decodes and has one, else holderIdentity.
-func captfID(l *coordinationv1.Lease) string {
-	var info struct{ ID string }
-	if json.Unmarshal([]byte(l.Annotations["app.terraform.io/lock-info"]), &info) == nil && info.ID != "" {
-		return info.ID
+// captfID is the ID CAPTF's Job force-unlocks, decoded as CAPTF's lock
+// check decodes the lock info (internal/locks/stale.go Check at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517: ID, Operation, Who, Version
+// and a time.Time Created, any error dropping the whole info): the info's
+// ID where it has one, else holderIdentity. ok is false where CAPTF
+// passes none: the info does not decode, so CAPTF sees no holder and no
+// Job gets --force-unlock.
+func captfID(l *coordinationv1.Lease) (id string, ok bool) {
+	var info struct {
+		ID, Operation, Who, Version string
+		Created                     time.Time
 	}
-	if l.Spec.HolderIdentity == nil {
-		return ""
+	raw, annotated := l.Annotations["app.terraform.io/lock-info"]
+	if !annotated || json.Unmarshal([]byte(raw), &info) != nil || l.Spec.HolderIdentity == nil {
+		return "", false
 	}
-	return *l.Spec.HolderIdentity
+	return cmp.Or(info.ID, *l.Spec.HolderIdentity), true
+}
+
+// cut is s, cut to n bytes with "…" after, for a test's message.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -151,14 +151,38 @@ variable "sleep" {
 // takes names root@<hostname> as a runner pod's does. It returns the
 // combined output and the exit error.
 func (t Terraform) RunAs(ctx context.Context, dir, hostname string, args ...string) (string, error) {
-	bin, err := t.bin()
+	cmd, err := t.as(ctx, dir, hostname, args)
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--uts", "sh", "-c", `echo "$0" > /proc/sys/kernel/hostname && exec "$@"`, hostname, bin}, args...)...)
-	cmd.Dir, cmd.Env = dir, t.env()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// as is the command that runs terraform in dir with args, its hostname
+// set in a UTS namespace of its own.
+func (t Terraform) as(ctx context.Context, dir, hostname string, args []string) (*exec.Cmd, error) {
+	bin, err := t.bin()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "unshare", append([]string{"--uts", "sh", "-c", `echo "$0" > /proc/sys/kernel/hostname && exec "$@"`, hostname, bin}, args...)...)
+	cmd.Dir, cmd.Env = dir, t.env()
+	return cmd, nil
+}
+
+// Step runs one of CAPTF's runner steps as RunAs does, keeping its
+// stdout and stderr apart: CAPTF's runner matches the answers it accepts
+// in the step's stderr only (internal/runner/exec.go Exec, tailWriter).
+func (t Terraform) Step(ctx context.Context, dir, hostname string, args ...string) (stdout, stderr string, err error) {
+	cmd, err := t.as(ctx, dir, hostname, args)
+	if err != nil {
+		return "", "", err
+	}
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
 }
 
 // Run runs terraform in dir and returns its combined output.

@@ -1,0 +1,89 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The lock info terraform v1.11.4 printed after "does not match existing
+// lock" on the test-bed, for a small info: Printed counts it byte for byte.
+func TestPrintedCountsTheRuntimesLockInfo(t *testing.T) {
+	created := time.Date(2026, 9, 26, 15, 53, 38, 315668626, time.UTC)
+	l := LockInfo{ID: "9f1c0c5e", Operation: "OperationTypeApply", Info: "x", Who: "root@pod", Version: "1.11.4", Created: created, Path: "p"}
+	printed := "Lock Info:\n" +
+		"  ID:        9f1c0c5e\n" +
+		"  Path:      p\n" +
+		"  Operation: OperationTypeApply\n" +
+		"  Who:       root@pod\n" +
+		"  Version:   1.11.4\n" +
+		"  Created:   2026-09-26 15:53:38.315668626 +0000 UTC\n" +
+		"  Info:      x\n"
+	if got := l.Printed(); got != len(printed) {
+		t.Errorf("Printed %d, want %d", got, len(printed))
+	}
+}
+
+// Review26g F5: the runner searches the last 64 KiB of the step's
+// stderr; a lock info or an ID long enough to hide the answer from it is
+// said, and a short one is not.
+func TestMismatchHidden(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		id      string
+		printed int
+		hidden  bool
+	}{
+		{"short", "9f1c0c5e", 300, false},
+		{"60 KiB of lock info", "9f1c0c5e", 60 << 10, false},
+		{"70,000 bytes of Info", "9f1c0c5e", 70000, true},
+		{"a 70,000-byte ID, which OpenTofu's line drops", strings.Repeat("9", 70000), 300, true},
+	} {
+		l := Lease{Info: &Info{ID: c.id}, ID: "other", Printed: c.printed}
+		if got := MismatchHidden(l); got != c.hidden {
+			t.Errorf("%s: hidden %v, want %v", c.name, got, c.hidden)
+		}
+		text := MismatchText(l)
+		if strings.Contains(text, "counts that as success") == c.hidden || strings.Contains(text, "last 64 KiB") != c.hidden {
+			t.Errorf("%s: %q", c.name, text)
+		}
+	}
+}
+
+// Review26g F5: an ID that begins with "-" fails force-unlock's flag
+// parsing, and Go's flag package quotes it in its error; where that quote
+// holds an answer the runner accepts, the runner takes the failed step for
+// a success.
+func TestFlagIDQuotingAnAcceptedAnswer(t *testing.T) {
+	for _, c := range []struct{ id, err string }{
+		{"-x-9f1c0c5e", "flag provided but not defined: -x-9f1c0c5e"},
+		{"--x", "flag provided but not defined: -x"},
+		{"-x=does not match existing lock", "flag provided but not defined: -x"},
+		{"---x", "bad flag syntax: ---x"},
+		{"-=y", "bad flag syntax: -=y"},
+		{"--", ""},
+	} {
+		if got := flagError(c.id); got != c.err {
+			t.Errorf("flagError(%q) = %q, want %q", c.id, got, c.err)
+		}
+	}
+	for _, c := range []struct {
+		id       string
+		accepted bool
+	}{
+		{"-x-9f1c0c5e", false},
+		{"-x does not match existing lock", true},
+		{"-state is already unlocked", true},
+		{"-x=does not match existing lock", false},
+		{"---=state is already unlocked", true},
+		{"-" + strings.Repeat("x", 70000) + " does not match existing lock", false},
+	} {
+		text := FlagID(c.id)
+		if got := strings.Contains(text, "the runner takes the failed step for a success"); got != c.accepted {
+			t.Errorf("FlagID(%.40q): accepted %v, want %v: %.300s", c.id, got, c.accepted, text)
+		}
+		if strings.Contains(text, "does not accept") == c.accepted {
+			t.Errorf("FlagID(%.40q): %.300s", c.id, text)
+		}
+	}
+}
