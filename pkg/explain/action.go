@@ -59,6 +59,8 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(r.Facts.Gate, r.Facts.Runtime)) + deletes
 		case inspect.StaleFlagID:
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
+		case inspect.StaleUnreadableState:
+			return first + fmt.Sprintf("No Job clears it. The Job CAPTF creates for %s is the restore asked for, which runs init and then force-unlock -force %s, but %s.", o.Ref, captfLockID(l), inspect.UnreadableStateText(r.Facts.Runtime.UnreadableState(r.Facts.Gate.NextOp))) + deletes
 		case inspect.StaleRelabeled:
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds OpenTofu.", o.Ref, captfLockID(l), inspect.RelabeledText(r.Facts.Runtime.Relabeled())) + deletes
 		case inspect.StaleChunked:

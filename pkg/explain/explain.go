@@ -124,6 +124,8 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 			if r.Facts.Runtime.RestoreFailed {
 				comment = "no Job of the controller clears this lock, clear it here, then ask for the restore again:"
 			}
+		case inspect.StaleUnreadableState:
+			comment = "no Job of the controller clears this lock and the restore cannot read the state, clear it here, repair or remove the unreadable state Secrets, then ask for the restore again:"
 		case inspect.StaleRelabeled:
 			comment = "with a Terraform image no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleChunked:

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 )
 
 // The lock info terraform v1.11.4 printed after "does not match existing
@@ -85,5 +87,30 @@ func TestFlagIDQuotingAnAcceptedAnswer(t *testing.T) {
 		if strings.Contains(text, "does not accept") == c.accepted {
 			t.Errorf("FlagID(%.40q): %.300s", c.id, text)
 		}
+	}
+}
+
+// Review26g F6: a state CAPTF could not read, corrupt or encrypted, is
+// read first by the restore's init too; other reasons and other Jobs are
+// not this case.
+func TestUnreadableState(t *testing.T) {
+	for _, c := range []struct {
+		status, reason string
+		next           jobgate.Op
+		want           string
+	}{
+		{"False", "StateCorrupt", jobgate.OpRestore, "StateReadable False/StateCorrupt"},
+		{"False", "StateEncrypted", jobgate.OpRestore, "StateReadable False/StateEncrypted"},
+		{"False", "StateCorrupt", jobgate.OpDestroy, ""},
+		{"False", "StateInconsistent", jobgate.OpRestore, ""},
+		{"True", "StateRead", jobgate.OpRestore, ""},
+	} {
+		rt := Runtime{StateStatus: c.status, StateReason: c.reason}
+		if got := rt.UnreadableState(c.next); got != c.want {
+			t.Errorf("%s/%s, next %q: %q, want %q", c.status, c.reason, c.next, got, c.want)
+		}
+	}
+	if text := UnreadableStateText("StateReadable False/StateCorrupt"); !strings.Contains(text, "its force-unlock step never runs") || !strings.Contains(text, RestoreRetry) {
+		t.Errorf("%q", text)
 	}
 }

@@ -176,7 +176,8 @@ func caseOf(f Facts, v v1alpha1.Verdict) Case {
 // for a holder name client-go refuses, OwnerUnread, OwnerGone, GateClosed
 // (a gate that stops before the lock check), then CheckFails; for any
 // other, FlagID, RuntimeInfo, IDMismatch, OwnerUnread, OwnerGone,
-// GatesUnread, GateClosed, NoSteps, NoState, Relabeled, GateUnsure,
+// GatesUnread, GateClosed, NoSteps, NoState, UnreadableState, Relabeled,
+// Chunked, Tried, GateUnsure,
 // Clears. The first ones are CAPTF's; FlagID, RuntimeInfo, IDMismatch,
 // NoSteps, NoState and Relabeled are what the
 // runtime does once the Job runs (Runtime). Whether CAPTF deletes the Lease itself, without a
@@ -236,9 +237,15 @@ const (
 	// (Runtime.Tried), so that Job's force-unlock did not clear it, and
 	// nothing read says the next one fares better (review26f n1).
 	StaleTried
+	// StaleUnreadableState: the only Job CAPTF starts is the restore
+	// asked for, and its init reads the state CAPTF could not read
+	// (Runtime.UnreadableState: StateCorrupt, StateEncrypted), on which
+	// terraform and OpenTofu fail too, so its force-unlock step never
+	// runs (review26g F6).
+	StaleUnreadableState
 )
 
-var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked", "Tried"}
+var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked", "Tried", "UnreadableState"}
 
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
@@ -407,6 +414,12 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	case noState:
 		d.StaleCase = StaleNoState
 		reason += fmt.Sprintf("; no Job clears it: %s, and %s", noStateWhy, NoStateText(g, rt))
+		if g.State == jobgate.Unsure {
+			reason += "; whether that Job starts at all: " + g.Reason
+		}
+	case rt.UnreadableState(g.NextOp) != "":
+		d.StaleCase = StaleUnreadableState
+		reason += "; no Job clears it: " + UnreadableStateText(rt.UnreadableState(g.NextOp))
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}

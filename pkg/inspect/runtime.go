@@ -513,6 +513,33 @@ func RestoreFailed(u *unstructured.Unstructured) bool {
 	return false
 }
 
+// UnreadableState is, where the next Job is the restore asked for, the
+// StateReadable condition ("StateReadable False/StateCorrupt") that says
+// its init cannot read the state either: CAPTF's restore runs init, then
+// force-unlock, then state push -force of the backup, which it writes to
+// a local file only (internal/runner/plan.go Steps at
+// 16ca67d3711e1eb42cfbf3acd89c0d42f6970517, internal/runner/restore.go
+// AssembleRestore at 1176786fc9c7a60c57ffb2d5252c227fcc54ac91), so init
+// reads the Secret CAPTF could not, and terraform and OpenTofu fail on a
+// payload that is no gzip, a cut one, JSON that does not parse, or
+// OpenTofu's encryption envelope, which CAPTF's root gives no key
+// (render.BackendRoot; runnerOwned drops TF_ENCRYPTION). "" else.
+func (rt Runtime) UnreadableState(next jobgate.Op) string {
+	if next != jobgate.OpRestore || rt.StateStatus != "False" || (rt.StateReason != "StateCorrupt" && rt.StateReason != "StateEncrypted") {
+		return ""
+	}
+	return "StateReadable False/" + rt.StateReason
+}
+
+// UnreadableStateText says what the restore of a state its init cannot
+// read does (UnreadableState gives cond). CAPTF's reader is stricter than
+// terraform's in three ways the metadata may not show (over 32 Secrets,
+// over 64 MiB, a gzip checksum terraform does not check), so those stay
+// named as the exception.
+func UnreadableStateText(cond string) string {
+	return "the restore Job asked for runs init first, which reads the state CAPTF could not read (" + cond + "); terraform and OpenTofu fail on it too (\"Error loading state\"; CAPTF's restore configures no state encryption), so its force-unlock step never runs and the restore fails (RestoreJobSucceeded False/RestoreFailed), which CAPTF does not retry for the same serial; unless the state is refused only by CAPTF's own limits (over 32 Secrets, over 64 MiB, a bad gzip checksum), which a Terraform image's init reads. Unlocking does not make the state readable: the restore proceeds once the lock is cleared and the unreadable state Secrets are repaired or removed (the restore replaces the state with its backup), and the restore is asked for again: " + RestoreRetry
+}
+
 // NoBaseText is the runtimes' answer to the two shapes of
 // StateInconsistent without a readable base (CAPTF's
 // internal/state/reader.go at 16ca67d3711e1eb42cfbf3acd89c0d42f6970517):

@@ -413,6 +413,27 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26g F6: a state CAPTF cannot read (StateCorrupt: its payload
+	// is no gzip) with a restore asked for: the restore runs init before
+	// its force-unlock and its push, and init reads the same state, on
+	// which terraform and OpenTofu fail too.
+	{
+		row, r := stale19("issue26/9 a corrupt state with a restore asked: the restore's init fails on the state", "cf26-9", tc,
+			cf26(cfRestore+" restoreTarget", cfPlan+" Steps (restore: init, force-unlock, state push)", "internal/runner/restore.go@1176786fc9c7a60c57ffb2d5252c227fcc54ac91 AssembleRestore (a local file)", tfClient, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(cond19("StateReadable", "False", "StateCorrupt")), World: in(testbed.World{})})
+			relabel26(t, *r, func(s *corev1.Secret) { s.Data["tfstate"] = []byte("this is no gzip stream") })
+			backup26(t, *r)
+		}
+		row.note = "CAPTF starts the restore; its init reads the corrupt state and fails, so its force-unlock never runs"
+		row.says = []string{"no Job clears it: the restore Job asked for runs init first, which reads the state CAPTF could not read (StateReadable False/StateCorrupt)", "terraform and OpenTofu fail on it too", "the unreadable state Secrets are repaired or removed"}
+		row.action = []string{"No Job clears it. The Job CAPTF creates for terraformcluster/web is the restore asked for"}
+		row.replay = &cfReplay{step: "init", output: []string{"Error loading state"}}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26b N4: a first apply's init wrote the empty state Secret
 	// (StateMgr locks, writes, unlocks) and its pod was killed after its
 	// apply took the lock, before CAPTF's next pass: StateReadable still
