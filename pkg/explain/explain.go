@@ -129,7 +129,7 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 		case inspect.StaleRelabeled:
 			comment = "with a Terraform image no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleChunked:
-			comment = "with an OpenTofu image no Job of the controller clears this lock, clear it here:"
+			comment = "with an OpenTofu image and a state split across its chunks no Job of the controller clears this lock, clear it here:"
 		case inspect.StaleTried:
 			// What stopped that Job decides whether the next clears it.
 			return []v1alpha1.Advice{

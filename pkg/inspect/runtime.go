@@ -280,7 +280,7 @@ func (rt Runtime) Relabeled() string {
 // RelabeledText says what each runtime does with state Secrets whose
 // labels are not the ones CAPTF passes.
 func RelabeledText(diff string) string {
-	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock, unless the state is chunked (-part-N Secrets), which OpenTofu's init cannot read; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
+	return "its state Secrets do not carry the labels CAPTF passes the backend (" + diff + "): with a Terraform image, init lists the state with a selector of those labels, finds none, locks the state to write an empty one and fails on this lock, so the force-unlock step never runs; with an OpenTofu image, init reads the base Secret by its name and the force-unlock clears the lock, unless the state is split across -part-N Secrets, which OpenTofu's init cannot read; CAPTF records nothing of which runtime its image holds (the image's /captf/runtime; its io.captf.runtime label is metadata the runner never reads), so whether the next Job clears it depends on the image"
 }
 
 // Chunked names the listed state Secrets past the base, the -part-N
@@ -298,14 +298,22 @@ func (rt Runtime) Chunked(suffix string) string {
 	return someNames(out, ", ")
 }
 
-// ChunkedText says what each runtime does with a chunked state. OpenTofu
-// reads the base Secret alone by its name and decodes its tfstate as the
-// whole gzip stream (opentofu v1.12.6 client.go Get), so its init fails
-// on a state split over chunks; which op runs which image also differs
-// (shared/run.go ChooseImage: spec.source.image for apply and plan, the
-// pinned digest for the others).
+// ChunkedText says what each runtime does with a state that has
+// -part-N Secrets in an order CAPTF's reader accepts. terraform lists
+// every Secret of its selector and reads them in order, ignoring what
+// follows a complete gzip stream, so its init reads a state split across
+// them and a whole base with chunks left over from a larger state alike
+// (client.go Get and uncompressState at
+// 35645b8fca68ff7e0b8785a3b563724a529a0caf, v1.11.4). OpenTofu reads the
+// base Secret alone by its name and decodes its tfstate as the whole
+// gzip stream (opentofu v1.12.6 client.go Get), so its init reads left
+// over chunks' base and fails on a state really split across them.
+// Which op runs which image also differs (shared/run.go ChooseImage:
+// spec.source.image for apply and plan, the pinned digest for the
+// others). Rows 1i (split, replayed: terraform clears, OpenTofu's init
+// fails) and 1q (left over, replayed: both clear).
 func ChunkedText(chunks string) string {
-	return "its state is chunked (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, cannot decode that part of the state and fails, so the force-unlock step never runs; CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image; a -part-N Secret left over from a larger state (a shrink whose delete failed, or a switch to OpenTofu) may change either answer, and was not replayed"
+	return "its state has -part-N Secrets (" + chunks + "): with a Terraform image, init reads the base Secret and its chunks, a state split across them and a whole base with chunks left over from a larger state alike, and the force-unlock clears the lock; with an OpenTofu image, init reads the base Secret alone, which holds the whole state only where the chunks are left over: a state split across them it cannot decode, so init fails and the force-unlock step never runs; which of the two it is, the Secrets' metadata does not say, and CAPTF records nothing of which runtime its image holds (and runs spec.source.image for apply and plan, the pinned digest for the other ops), so whether the next Job clears it depends on the image"
 }
 
 // FlagID is, for a lock ID CAPTF's force-unlock step cannot pass as it
@@ -549,7 +557,7 @@ func UnreadableStateText(cond string) string {
 // takes the lock to write an empty state, which fails as with no state;
 // terraform v1.11.4 crashes in init on chunks without a base, as the
 // runner replay saw.
-const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, or a base Secret without its tfstate key, the restore's init fails (with no state to read, OpenTofu and terraform lock the state to write an empty one and fail on this lock; terraform v1.11.4 was seen to crash on chunks without a base) and its force-unlock step never runs"
+const NoBaseText = "if the inconsistency is chunks without their base Secret tfstate-default-<suffix>, or a base Secret without its tfstate key, the restore's init fails (with no state to read, OpenTofu and terraform lock the state to write an empty one and fail on this lock; terraform v1.11.4 was seen to crash on chunks without a base) and its force-unlock step never runs; if it is a gap in the chunks' numbers, terraform's init crashes (index out of range) and OpenTofu's reads the base alone, clearing the lock only where the base holds the whole state"
 
 // TriedText says what a Job that CAPTF created to force-unlock the lock
 // id, and that failed with the lock still held, shows. It is evidence of

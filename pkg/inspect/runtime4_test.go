@@ -50,11 +50,11 @@ func TestAStateSecretOfAnotherNameIsHeld(t *testing.T) {
 // reads the base alone and fails, and nothing read names the runtime.
 func TestChunkedStateDependsOnTheRuntime(t *testing.T) {
 	r := newClusterFull([]runtime.Object{held(demo, "root@"+demoPod), stateSecret(demo), chunk(demo, "1")}, withConditions([3]string{"StateReadable", "True", "StateRead"})).only(t)
-	want(t, r, v1alpha1.Stale, "whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-"+demo.Suffix()+"-part-1)", "with a Terraform image, init reads the base Secret and its chunks and the force-unlock clears the lock", "with an OpenTofu image, init reads the base Secret alone, cannot decode")
+	want(t, r, v1alpha1.Stale, "whether a Job clears it depends on the runtime", "its state has -part-N Secrets (tfstate-default-"+demo.Suffix()+"-part-1)", "with a Terraform image, init reads the base Secret and its chunks, a state split across them and a whole base with chunks left over from a larger state alike, and the force-unlock clears the lock", "with an OpenTofu image, init reads the base Secret alone, which holds the whole state only where the chunks are left over: a state split across them it cannot decode")
 	if r.Decision.StaleCase != StaleChunked || r.Decision.CAPTFClears {
 		t.Errorf("case %v (captfClears %v): %s", r.Decision.StaleCase, r.Decision.CAPTFClears, r.Decision.Reason)
 	}
-	if got := RelabeledText("x"); !strings.Contains(got, "unless the state is chunked (-part-N Secrets), which OpenTofu's init cannot read") {
+	if got := RelabeledText("x"); !strings.Contains(got, "unless the state is split across -part-N Secrets, which OpenTofu's init cannot read") {
 		t.Errorf("RelabeledText still says OpenTofu clears chunked state: %s", got)
 	}
 }

@@ -636,9 +636,39 @@ func issue26Rows() []cfRow {
 		// OpenTofu v1.12.6 says "Error loading state" and "unexpected EOF":
 		// the base holds a truncated gzip stream.
 		row.note = "terraform split the state into the base and -part-N Secrets; the runtime in the image decides"
-		row.says = []string{"whether a Job clears it depends on the runtime", "its state is chunked (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
+		row.says = []string{"whether a Job clears it depends on the runtime", "its state has -part-N Secrets (tfstate-default-" + r.Suffix() + "-part-1", "with a Terraform image, init reads the base Secret and its chunks", "with an OpenTofu image, init reads the base Secret alone"}
 		row.action = []string{"Whether a Job clears it depends on the runtime in the image", "Unlock it unless you know the image holds Terraform."}
 		row.replay = &cfReplay{step: "init", output: []string{"unexpected EOF"}, clearedBy: "terraform"}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26g F8: -part-N Secrets left over from a larger state (a
+	// shrink whose delete failed) beside a base that holds the whole
+	// state: CAPTF's reader reads the first gzip stream, terraform reads
+	// past what follows it, OpenTofu reads the base alone: both clear.
+	// The metadata cannot tell this from a split state (1i): the plugin
+	// says the image decides.
+	{
+		row, r := stale19("issue26/1q chunks left over beside a whole base: both runtimes clear", "cf26-1q", tc,
+			cf26(cfReaderGo+" (orderChunks; parse reads the first gzip stream)", cfPlan+" Steps", tfClient, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			base, err := admin.Kube.CoreV1().Secrets(ns).Get(context.Background(), object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []string{"1", "2"} {
+				// The tail of an older, larger state's gzip stream.
+				part := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: base.Name + "-part-" + n, Namespace: ns, Labels: base.Labels}, Data: map[string][]byte{"tfstate": []byte("left over from a larger state " + n)}}
+				if _, err := admin.Kube.CoreV1().Secrets(ns).Create(context.Background(), part, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		row.note = "the base holds the whole state; both runtimes' init reads it, whatever follows"
+		row.says = []string{"whether a Job clears it depends on the runtime", "-part-1, tfstate-default-" + r.Suffix() + "-part-2)", "a whole base with chunks left over from a larger state alike"}
+		row.replay = &cfReplay{clearedBy: "terraform tofu"}
 		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
