@@ -463,6 +463,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		if w := rt.WaitText(); w != "" {
 			reason += "; " + w
 		}
+		if u := rt.UnlistedText(); u != "" {
+			reason += "; " + u
+		}
 	}
 	return d.done(f, v1alpha1.Stale, reason)
 }

@@ -182,6 +182,12 @@ func (d *decider) result(l Lease) Result {
 	r := Result{Facts: f, Decision: Classify(f), Object: obj, Source: s.Sources[Key(l.Namespace, l.Name)]}
 	r.Death = Death(r, d.jobs.named, s.JobsErr == nil)
 	r.Unreadable = d.owners.unreadable(f.Owner)
+	if f.Runtime.StateSecrets == jobgate.Unread && f.Runtime.ListWhy != "" {
+		// Asked for and refused (the read-only role does not grant
+		// it): the runtime checks that need them were skipped (review26g
+		// F10), which the reason says where it claims a clear.
+		r.Unreadable = append(r.Unreadable, "secrets")
+	}
 	if s.JobsErr != nil {
 		r.Unreadable = append(r.Unreadable, "jobs")
 	} else if f.Owner != nil {

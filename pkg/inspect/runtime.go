@@ -232,6 +232,19 @@ func (rt Runtime) MaybeNoState() string {
 	return fmt.Sprintf("StateReadable %s/%s covers a state Secret that is missing and one that is present (StateLost: without the %s annotation of an immutable kind), and %s to tell which: if it is missing, the restore's init fails on this lock and its force-unlock step never runs; if it is present, the restore's init reads it and its force-unlock clears the lock", rt.StateStatus, rt.StateReason, InputsHashAnnotation, why)
 }
 
+// UnlistedText says, where the state Secrets were asked for and could
+// not be listed (the read-only role does not grant it), what a clear
+// then rests on: CAPTF's StateReadable of its last read, with the checks
+// of what the runtime's init meets past it skipped; "" else. The clear is
+// still said: StateReadable True is CAPTF's own read, and a Job that
+// fails to clear it is seen as StaleTried (review26g F10).
+func (rt Runtime) UnlistedText() string {
+	if rt.StateSecrets != jobgate.Unread || rt.ListWhy == "" {
+		return ""
+	}
+	return "the plugin could not check its state Secrets (" + rt.ListWhy + "), so this rests on CAPTF's last read of them: a state Secret deleted, relabelled or split into -part-N Secrets since would stop the Job's init, which the plugin did not check"
+}
+
 // LabelManagedBy is the label the kubernetes backend of terraform and
 // OpenTofu writes on its state Secrets and Leases, "terraform".
 const LabelManagedBy = "app.kubernetes.io/managed-by"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,5 +235,48 @@ func TestRBACRetainWithoutSecretsIsUncertain(t *testing.T) {
 	grant(t, ns, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
 	if d := deletion(); d.Path != "Retain" || !d.Certain || strings.Contains(d.When, "could not check") {
 		t.Errorf("with Secrets listed: %+v", *d)
+	}
+}
+
+// Review26g F10: without the right to list Secrets (the read-only role
+// does not grant it), a lock CAPTF's StateReadable True says its next Job
+// clears is still said to clear, but names "secrets" as unreadable and
+// says that the runtime's checks past CAPTF's read were skipped; with it,
+// neither.
+func TestRBACWithoutSecretsAClearIsUnchecked(t *testing.T) {
+	ctx := context.Background()
+	ns := "rbac-clears"
+	r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "web"}
+	if err := admin.Seed(ctx, r, testbed.Seeded{Status: map[string]any{"conditions": []any{testbed.Condition("StateReadable", "True", "StateRead", "read", t0)}}, World: &testbed.World{}}); err != nil {
+		t.Fatal(err)
+	}
+	syntheticLock(t, r, "14141414-0000-0000-0000-000000000000", "root@captf-c-web-apply-a1-d72d2a-x7k2p", nil)
+	rules := []rbacv1.PolicyRule{read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
+		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"), read("cluster.x-k8s.io", "clusters")}
+	grant(t, ns, testbed.Viewer, rules...)
+	kc, err := bed.KubeconfigFor(testbed.Viewer, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := func() v1alpha1.Lock {
+		t.Helper()
+		res := captf(t, kc, "locks", "-o", "json")
+		if res.code != 0 {
+			t.Fatalf("exit %d: %s", res.code, res.err)
+		}
+		list := locksJSONFrom(t, res.out)
+		if len(list.Items) != 1 {
+			t.Fatalf("%d locks", len(list.Items))
+		}
+		return list.Items[0]
+	}
+	l := lock()
+	if l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !slices.Contains(l.Unreadable, "secrets") ||
+		!strings.Contains(l.Reason, "the plugin could not check its state Secrets (its Secrets' metadata could not be listed: Forbidden), so this rests on CAPTF's last read of them") {
+		t.Errorf("without Secrets: %s clears=%v unreadable=%v %q", l.Verdict, l.CAPTFClears, l.Unreadable, l.Reason)
+	}
+	grant(t, ns, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
+	if l := lock(); !l.CAPTFClears || slices.Contains(l.Unreadable, "secrets") || strings.Contains(l.Reason, "could not check") {
+		t.Errorf("with Secrets listed: clears=%v unreadable=%v %q", l.CAPTFClears, l.Unreadable, l.Reason)
 	}
 }

@@ -102,8 +102,9 @@ type Lock struct {
 	// a lock by its name only, so they are shown and never acted on.
 	Warnings []string `json:"warnings,omitempty"`
 	// Unreadable lists what could not be read for this lock (for example
-	// "jobs" when RBAC forbids listing them); the fields it feeds are
-	// then incomplete.
+	// "jobs" when RBAC forbids listing them, or "secrets" when the state
+	// Secrets' metadata the decision asked for could not be listed); the
+	// fields it feeds are then incomplete.
 	Unreadable []string `json:"unreadable,omitempty"`
 }
 
