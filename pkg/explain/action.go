@@ -96,9 +96,16 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			}
 			return first + "Nothing: " + gateReason(r, gate) + ". The lock stays until that changes or it is cleared by hand."
 		case inspect.StaleGateUnsure:
-			s := first + "If a Job starts, " + unlock + ". " + upper(gateReason(r, gate)) + "."
+			s := first + "If a Job starts, " + unlock + "."
+			if why := gateReason(r, gate); why != "" {
+				// An open gate has no reason: the doubt is below.
+				s += " " + upper(why) + "."
+			}
 			if m := r.Facts.Runtime.MaybeNoState(); m != "" {
 				s += " " + upper(m) + "."
+			}
+			if p := r.Facts.Runtime.PinnedText(r.Facts.Gate.NextOp); p != "" {
+				s += " " + upper(p) + "."
 			}
 			if r.Facts.Runtime.MaybeNoBase() {
 				s += " " + upper(inspect.NoBaseText) + "."

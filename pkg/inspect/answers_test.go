@@ -114,3 +114,43 @@ func TestUnreadableState(t *testing.T) {
 		t.Errorf("%q", text)
 	}
 }
+
+// Review26g F11: ApplyJobSucceeded's message names the Job whose image
+// failed; an apply's or plan's does not stop a destroy or a restore,
+// which run the image CAPTF pinned first, and says what is left open;
+// a destroy's stops the next destroy.
+func TestAnApplysImageDoesNotBlockTheDestroy(t *testing.T) {
+	for _, c := range []struct{ message, op string }{
+		{"Job captf-c-web-apply-a2-abcdef: the runner image could not be pulled", "apply"},
+		{"Job captf-c-web-plan-a1-abcdef failed", "plan"},
+		{"Job captf-c-web-destroy-a1-abcdef.", "destroy"},
+		{"the runner image could not be pulled", ""},
+		{"Job not-a-runner-job failed", ""},
+	} {
+		if got := jobOpOf(c.message); got != c.op {
+			t.Errorf("jobOpOf(%q) = %q, want %q", c.message, got, c.op)
+		}
+	}
+	apply := Runtime{NoSteps: "False/ImagePullFailed", NoStepsOp: "apply"}
+	for _, next := range []jobgate.Op{jobgate.OpDestroy, jobgate.OpRestore} {
+		if b := apply.Blocked(next); b != "" {
+			t.Errorf("an apply's image blocks the %s: %q", next, b)
+		}
+		if p := apply.PinnedText(next); !strings.Contains(p, "the "+string(next)+" Job runs the image CAPTF pinned for the object first") {
+			t.Errorf("%s: %q", next, p)
+		}
+	}
+	for _, next := range []jobgate.Op{jobgate.OpRefresh, ""} {
+		if apply.Blocked(next) == "" || apply.PinnedText(next) != "" {
+			t.Errorf("an apply's image does not block the next Job %q of a live object", next)
+		}
+	}
+	destroy := Runtime{NoSteps: "False/ImagePullFailed", NoStepsOp: "destroy"}
+	if destroy.Blocked(jobgate.OpDestroy) == "" || destroy.PinnedText(jobgate.OpDestroy) != "" {
+		t.Error("a destroy's image does not block the next destroy")
+	}
+	unknown := Runtime{NoSteps: "False/ImageInvalid"}
+	if unknown.Blocked(jobgate.OpDestroy) == "" {
+		t.Error("a condition naming no Job does not block")
+	}
+}

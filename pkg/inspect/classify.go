@@ -441,12 +441,18 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		if g.State == jobgate.Unsure {
 			reason += "; whether a next Job starts at all: " + g.Reason
 		}
-	case g.State == jobgate.Unsure || rt.MaybeNoState() != "":
+	case g.State == jobgate.Unsure || rt.MaybeNoState() != "" || rt.PinnedText(g.NextOp) != "":
 		d.StaleCase = StaleGateUnsure
-		if g.State == jobgate.Unsure {
+		switch {
+		case g.State == jobgate.Unsure:
 			reason += fmt.Sprintf("; CAPTF clears it with %s's next Job, if a Job starts: %s", o.Ref, g.Reason)
-		} else {
+		case rt.MaybeNoState() != "":
 			reason += fmt.Sprintf("; CAPTF clears it with %s's next Job only if its state Secret exists", o.Ref)
+		default:
+			reason += fmt.Sprintf("; CAPTF clears it with %s's next Job (%s) only if its image runs", o.Ref, g.Next)
+		}
+		if p := rt.PinnedText(g.NextOp); p != "" {
+			reason += "; " + p
 		}
 		if m := rt.MaybeNoState(); m != "" {
 			reason += "; " + m

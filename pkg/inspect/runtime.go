@@ -11,6 +11,7 @@ import (
 
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
+	"github.com/captf-io/kubectl-captf/pkg/runner"
 )
 
 // Runtime is what the steps of CAPTF's next Job meet once the Job runs,
@@ -45,6 +46,10 @@ type Runtime struct {
 	// Jobs', or the restore Job's, image cannot be pulled and no other is
 	// left to try (Blocked says which Job they stop).
 	NoSteps, DriftNoSteps, RestoreNoSteps string
+	// NoStepsOp is the op of the Job whose image ApplyJobSucceeded's
+	// NoSteps names, read from its message ("Job <name> …", CAPTF's
+	// namesJob); "" where the message names none.
+	NoStepsOp string
 	// RestoreFailed is whether RestoreJobSucceeded is False/RestoreFailed.
 	RestoreFailed bool
 	// Deleting is whether the object is being deleted: its next Job is
@@ -97,6 +102,7 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 			rt.StateStatus, rt.StateReason = status, reason
 		case typ == "ApplyJobSucceeded" && status == "False" && noStepsReasons[reason] != "":
 			rt.NoSteps = status + "/" + reason
+			rt.NoStepsOp = jobOpOf(str("message"))
 		case typ == "DriftJobSucceeded" && status == "False" && reason == "ImagePullFailed":
 			rt.DriftNoSteps = status + "/" + reason
 		case typ == "RestoreJobSucceeded" && status == "False" && reason == "ImagePullFailed":
@@ -448,7 +454,7 @@ func (rt Runtime) WaitText() string {
 // counted on to run. "" for none.
 func (rt Runtime) Blocked(next jobgate.Op) string {
 	switch {
-	case rt.NoSteps != "":
+	case rt.NoSteps != "" && !rt.pinnedRuns(next):
 		return "ApplyJobSucceeded " + rt.NoSteps
 	case rt.RestoreNoSteps != "" && next == jobgate.OpRestore:
 		return "RestoreJobSucceeded " + rt.RestoreNoSteps
@@ -456,6 +462,55 @@ func (rt Runtime) Blocked(next jobgate.Op) string {
 		return "DriftJobSucceeded " + rt.DriftNoSteps
 	}
 	return ""
+}
+
+// jobOpOf is the op of the runner Job a condition's message names at
+// its start ("Job <name> …", as CAPTF's bookkeeping and pull fallback
+// write it: shared/bookkeeping.go namesJob at
+// 148aa21efa139ad15203df93fb94de9c6b88260e), "" where it names none.
+func jobOpOf(message string) string {
+	rest, ok := strings.CutPrefix(message, "Job ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, " ")
+	p, err := runner.ParseJobName(strings.TrimRight(name, ",:;."))
+	if err != nil {
+		return ""
+	}
+	return p.Op
+}
+
+// pinnedRuns is whether the Job next, a destroy or a restore, runs
+// another image than the apply or plan whose image ApplyJobSucceeded says
+// failed: apply and plan run spec.source.image alone, a destroy or
+// restore the image CAPTF pinned for the object first (the durable inputs
+// Secret's captf.io/image-digest, then its recorded image), skipping the
+// images it recorded as unpullable within the hour (shared/run.go
+// ImageCandidates, ChooseImage at
+// 81a0ff422f986130946f62ca8e093aeff3e5fc2c; internal/inputs/unpullable.go
+// at df0d90703a0fd97f1274b924960843a05ee436b2) (review26g F11).
+func (rt Runtime) pinnedRuns(next jobgate.Op) bool {
+	return rt.NoSteps != "" && (rt.NoStepsOp == "apply" || rt.NoStepsOp == "plan") && (next == jobgate.OpDestroy || next == jobgate.OpRestore)
+}
+
+// PinnedText is, where the next Job runs the pinned image rather than
+// the one that failed (pinnedRuns), what that leaves open: whether that
+// image pulls and runs (the same registry, or a missing pull secret, may
+// stop it too), which nothing read says. "" else.
+func (rt Runtime) PinnedText(next jobgate.Op) string {
+	if !rt.pinnedRuns(next) {
+		return ""
+	}
+	return fmt.Sprintf("ApplyJobSucceeded %s is of %s Job, which runs spec.source.image; the %s Job runs the image CAPTF pinned for the object first (its durable inputs Secret's captf.io/image-digest, else its recorded image), so it reaches its init and force-unlock steps if that image pulls and runs, which nothing the plugin reads says (the same registry, or a missing pull secret, may stop it too)", rt.NoSteps, article(rt.NoStepsOp), next)
+}
+
+// article is op with its indefinite article ("an apply").
+func article(op string) string {
+	if strings.IndexByte("aeiou", op[0]) >= 0 {
+		return "an " + op
+	}
+	return "a " + op
 }
 
 // NoStepsText says why CAPTF's Jobs end before their steps, next being

@@ -683,6 +683,26 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26g F11: ApplyJobSucceeded names the Job whose image failed.
+	// An apply's runs spec.source.image; the destroy runs the image CAPTF
+	// pinned first, so it may reach its steps: unsure, not "until the
+	// image runs". A destroy's own failure stops the next destroy.
+	for _, c := range []struct {
+		row, ns, op string
+		says        string
+	}{
+		{"issue26/3g an apply's image failed, the object is deleted: the destroy runs the pinned image", "cf26-3g", "apply", "the destroy Job runs the image CAPTF pinned for the object first"},
+		{"issue26/3h the destroy's own image failed: the next destroy stops on it", "cf26-3h", "destroy", "no Job of CAPTF's clears it until the image runs"},
+	} {
+		row, r := stale19(c.row, c.ns, tc, cf26(cfRunGo+" ImageCandidates, ChooseImage (spec.source.image for apply and plan, the pinned digest first for the others)", "internal/controllers/shared/pullfallback.go@3c7bece452eae4847057ed970df575366e64588b pullStuck, pullFailed", cfBookkeeping+" namesJob"))
+		job := cfJobName(tc.Code, "web", c.op, 2, "abcdef")
+		row.setup = seed(r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Destroy"}, Delete: []string{},
+			Status: status19(testbed.Condition("ApplyJobSucceeded", "False", "ImagePullFailed", "Job "+job+": the runner image could not be pulled", time.Now())), World: in(testbed.World{})})
+		row.says = []string{"ApplyJobSucceeded False/ImagePullFailed", c.says}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
 	// Review26c R2: the drift and refresh Jobs', or the restore's, image
 	// cannot be pulled and no other is left (pullStuck, pullFailed): CAPTF
 	// writes it on DriftJobSucceeded or RestoreJobSucceeded, and each
