@@ -60,10 +60,13 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleFlagID:
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
 		case inspect.StaleUnreadableState:
-			return first + fmt.Sprintf("No Job clears it. The Job CAPTF creates for %s is the restore asked for, which runs init and then force-unlock -force %s, but %s.", o.Ref, captfLockID(l), inspect.UnreadableStateText(r.Facts.Runtime.UnreadableState(r.Facts.Gate.NextOp))) + deletes
+			return first + fmt.Sprintf("No Job clears it. The Job CAPTF creates for %s is the restore asked for, which runs init and then force-unlock -force %s, but %s.", o.Ref, captfLockID(l), inspect.UnreadableStateText(r.Facts.Runtime.UnreadableState(r.Facts.Gate.NextOp), r.Facts.Runtime)) + deletes
 		case inspect.StaleRelabeled:
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds OpenTofu.", o.Ref, captfLockID(l), inspect.RelabeledText(r.Facts.Runtime.Relabeled())) + deletes
 		case inspect.StaleChunked:
+			if gap := r.Facts.Runtime.ChunkGap(l.Suffix); gap != "" {
+				return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds OpenTofu and the base Secret holds the whole state.", o.Ref, captfLockID(l), inspect.ChunkGapText(gap)) + deletes
+			}
 			return first + fmt.Sprintf("Whether a Job clears it depends on the runtime in the image: the Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s. Unlock it unless you know the image holds Terraform.", o.Ref, captfLockID(l), inspect.ChunkedText(r.Facts.Runtime.Chunked(l.Suffix))) + deletes
 		case inspect.StaleNoSteps:
 			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(r.Facts.Gate.NextOp), o.Ref, captfLockID(l)) + deletes
@@ -106,6 +109,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			}
 			if p := r.Facts.Runtime.PinnedText(r.Facts.Gate.NextOp); p != "" {
 				s += " " + upper(p) + "."
+			}
+			if l := r.Facts.Runtime.StateLimitText(r.Facts.Gate.NextOp); l != "" {
+				s += " " + upper(l) + "."
 			}
 			if r.Facts.Runtime.MaybeNoBase() {
 				s += " " + upper(inspect.NoBaseText) + "."

@@ -419,7 +419,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 	case rt.UnreadableState(g.NextOp) != "":
 		d.StaleCase = StaleUnreadableState
-		reason += "; no Job clears it: " + UnreadableStateText(rt.UnreadableState(g.NextOp))
+		reason += "; no Job clears it: " + UnreadableStateText(rt.UnreadableState(g.NextOp), rt)
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}
@@ -431,7 +431,11 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 	case rt.Chunked(l.Suffix) != "":
 		d.StaleCase = StaleChunked
-		reason += "; whether a Job clears it depends on the runtime: " + ChunkedText(rt.Chunked(l.Suffix))
+		if gap := rt.ChunkGap(l.Suffix); gap != "" {
+			reason += "; whether a Job clears it depends on the runtime: " + ChunkGapText(gap)
+		} else {
+			reason += "; whether a Job clears it depends on the runtime: " + ChunkedText(rt.Chunked(l.Suffix))
+		}
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}
@@ -453,6 +457,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 		if p := rt.PinnedText(g.NextOp); p != "" {
 			reason += "; " + p
+		}
+		if l := rt.StateLimitText(g.NextOp); l != "" {
+			reason += "; " + l
 		}
 		if m := rt.MaybeNoState(); m != "" {
 			reason += "; " + m

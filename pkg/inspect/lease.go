@@ -70,9 +70,9 @@ type Lease struct {
 	// (LockInfo): their Unlock then fails before it compares IDs.
 	RuntimeInfoErr error
 	// Printed is how many bytes of lock info the runtime's Unlock prints
-	// after "does not match existing lock" (LockInfo.Printed), where the
-	// runtime decodes it.
-	Printed int
+	// after "does not match existing lock" (LockInfo.Printed), and
+	// PrintedLines in how many lines, where the runtime decodes it.
+	Printed, PrintedLines int
 	// Host is the text after the last "@" of Who; HostErr says why there
 	// is none.
 	Host    string
@@ -129,7 +129,7 @@ func ParseLease(l *coordinationv1.Lease) Lease {
 	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
 		p.RuntimeInfoErr = err
 	} else {
-		p.Printed = rt.Printed()
+		p.Printed, p.PrintedLines = rt.Printed(), rt.Lines()
 	}
 	return p
 }
@@ -150,12 +150,22 @@ type LockInfo struct {
 	Path      string
 }
 
-// Printed is the length of the lock info as the runtime's LockError
+// Lines is how many lines the lock info takes as the runtime's LockError
 // prints it after "does not match existing lock": statemgr.LockInfo's
 // String, a template of seven lines (terraform's
 // internal/states/statemgr/locker.go at
 // 35645b8fca68ff7e0b8785a3b563724a529a0caf, v1.11.4; OpenTofu's is the
-// same). Its fixed text is 109 bytes.
+// same) and the answer's own, more where a field holds newlines.
+func (l LockInfo) Lines() int {
+	n := 8
+	for _, f := range []string{l.ID, l.Path, l.Operation, l.Who, l.Version, l.Info} {
+		n += strings.Count(f, "\n")
+	}
+	return n
+}
+
+// Printed is the length of that lock info. The template's fixed text is
+// 109 bytes.
 func (l LockInfo) Printed() int {
 	return 109 + len(l.ID) + len(l.Path) + len(l.Operation) + len(l.Who) + len(l.Version) + len(l.Created.String()) + len(l.Info)
 }

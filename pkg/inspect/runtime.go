@@ -5,6 +5,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,10 @@ type Runtime struct {
 	// StateStatus and StateReason are the object's StateReadable
 	// condition, "" when it has none.
 	StateStatus, StateReason string
+	// StateMessage is that condition's message, which for StateCorrupt
+	// is the error of CAPTF's read ("state: unsupported state file
+	// version: 3"), cut to maxMessage bytes.
+	StateMessage string
 	// StateSecrets is whether a Secret of the state selector exists:
 	// Unread where the plugin could not list them (it lists them for an
 	// object being deleted and for the owner of a held lock).
@@ -99,7 +104,7 @@ func RuntimeOf(ref object.Ref, u *unstructured.Unstructured, st StateRead) Runti
 		typ, status, reason := str("type"), str("status"), str("reason")
 		switch {
 		case typ == "StateReadable":
-			rt.StateStatus, rt.StateReason = status, reason
+			rt.StateStatus, rt.StateReason, rt.StateMessage = status, reason, cut(str("message"), maxMessage)
 		case typ == "ApplyJobSucceeded" && status == "False" && noStepsReasons[reason] != "":
 			rt.NoSteps = status + "/" + reason
 			rt.NoStepsOp = jobOpOf(str("message"))
@@ -206,6 +211,10 @@ func (rt Runtime) secretNames() string {
 	return someNames(names, ", ")
 }
 
+// maxMessage is how many bytes of a condition's message a reason quotes:
+// whoever may write the object's status chooses it.
+const maxMessage = 200
+
 // maxNames is how many Secret names a reason lists: anyone who may
 // create Secrets in the namespace can label a thousand as state, and a
 // reason is printed on every lock line and in explain (review26d m5).
@@ -240,15 +249,16 @@ func (rt Runtime) MaybeNoState() string {
 
 // UnlistedText says, where the state Secrets were asked for and could
 // not be listed (the read-only role does not grant it), what a clear
-// then rests on: CAPTF's StateReadable of its last read, with the checks
-// of what the runtime's init meets past it skipped; "" else. The clear is
+// then rests on: CAPTF's StateReadable, which reads the state by suffix
+// and workspace only (internal/state/labels.go Selector), so a state the
+// runtime's init fails on may stay StateRead (review26h m5); "" else. The clear is
 // still said: StateReadable True is CAPTF's own read, and a Job that
 // fails to clear it is seen as StaleTried (review26g F10).
 func (rt Runtime) UnlistedText() string {
 	if rt.StateSecrets != jobgate.Unread || rt.ListWhy == "" {
 		return ""
 	}
-	return "the plugin could not check its state Secrets (" + rt.ListWhy + "), so this rests on CAPTF's last read of them: a state Secret deleted, relabelled or split into -part-N Secrets since would stop the Job's init, which the plugin did not check"
+	return "the plugin could not check its state Secrets (" + rt.ListWhy + "), so this rests on CAPTF's StateReadable, which does not see what stops the runtime's init: a state Secret deleted since CAPTF's last read, or state Secrets whose labels are not the ones CAPTF passes the backend or that are split into -part-N Secrets, which CAPTF reads and terraform or OpenTofu may not"
 }
 
 // LabelManagedBy is the label the kubernetes backend of terraform and
@@ -317,6 +327,24 @@ func (rt Runtime) Chunked(suffix string) string {
 	return someNames(out, ", ")
 }
 
+// ChunkGap is, where the listed state Secrets leave a gap or an odd name
+// in their -part-N numbers (jobgate.ChunkSet's StateInconsistent: CAPTF's
+// next read holds the state, and only a restore starts), why; "" else.
+func (rt Runtime) ChunkGap(suffix string) string {
+	if reason, why := jobgate.ChunkSet(rt.Secrets, suffix); reason == "StateInconsistent" {
+		return why
+	}
+	return ""
+}
+
+// ChunkGapText says what each runtime's init does with state Secrets
+// whose numbers leave a gap: terraform indexes them by number and
+// crashes (index out of range), OpenTofu reads the base alone (review26h
+// m4, measured with terraform v1.11.4 and OpenTofu v1.12.6).
+func ChunkGapText(why string) string {
+	return "its state Secrets' names do not follow one another (" + why + "): with a Terraform image, init crashes on the gap (index out of range) and the force-unlock step never runs; with an OpenTofu image, init reads the base Secret alone and the force-unlock clears the lock only where the base holds the whole state; CAPTF records nothing of which runtime its image holds, so whether the restore clears it depends on the image"
+}
+
 // ChunkedText says what each runtime does with a state that has
 // -part-N Secrets in an order CAPTF's reader accepts. terraform lists
 // every Secret of its selector and reads them in order, ignoring what
@@ -356,37 +384,15 @@ func FlagID(id string) string {
 	case len(id) < 2 || id[0] != '-':
 		return ""
 	}
-	said := fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", or no LOCK_ID left)", cut(id, maxReason))
-	if e := flagError(id); len(e) < RunnerTail-4096 && (strings.Contains(e, "state is already unlocked") || strings.Contains(e, "does not match existing lock")) {
-		// The error quotes the ID, and with it an answer the runner
-		// accepts (review26g F5, row 7d).
-		return said + ", and the error quotes it, with an answer CAPTF's runner accepts (\"state is already unlocked\" or \"does not match existing lock\"): the runner takes the failed step for a success, the Job goes on to its steps that take the lock and fails there after lockTimeoutSeconds, and the lock stays"
+	said := fmt.Sprintf("the ID CAPTF passes to force-unlock -force, %q, begins with \"-\": terraform and OpenTofu parse it as a flag (\"flag provided but not defined\", a bad value for -force, or no LOCK_ID left)", cut(id, maxReason))
+	if strings.Contains(id, "state is already unlocked") || strings.Contains(id, "does not match existing lock") {
+		// The flag error may quote the ID, and with it an answer the
+		// runner accepts: Go's flag package quotes the flag's name or a
+		// bad value for -force, terraform prints it whole, OpenTofu wraps
+		// it at 78 columns (review26g F5, review26h m3; row 7d).
+		return said + ", and their error may quote it, with an answer CAPTF's runner accepts (\"state is already unlocked\" or \"does not match existing lock\"): where it does (terraform prints the error whole; OpenTofu wraps it at 78 columns, which may split the answer) the runner takes the failed step for a success and the Job fails later, at its first step that takes the lock; either way the lock stays"
 	}
 	return said + ", so the force-unlock step of every Job CAPTF starts fails with an error CAPTF's runner does not accept, the Job fails and the lock stays"
-}
-
-// flagError is the error Go's flag package gives for id, an argument
-// that begins with "-" and is no flag force-unlock defines (flag.FlagSet
-// parseOne): "bad flag syntax: <id>" where the name after its dashes is
-// empty or begins with "-" or "=", else "flag provided but not defined:
-// -<name>", the name ending at its first "=". "" for "--", which ends the
-// flags.
-func flagError(id string) string {
-	dashes := 1
-	if id[1] == '-' {
-		if len(id) == 2 {
-			return ""
-		}
-		dashes = 2
-	}
-	name := id[dashes:]
-	if name == "" || name[0] == '-' || name[0] == '=' {
-		return "bad flag syntax: " + id
-	}
-	if i := strings.IndexByte(name[1:], '='); i >= 0 {
-		name = name[:i+1]
-	}
-	return "flag provided but not defined: -" + name
 }
 
 // RunnerTail is how much of a step's stderr CAPTF's runner keeps and
@@ -400,14 +406,19 @@ const RunnerTail = 64 << 10
 // answer to the force-unlock of l's info ID may escape CAPTF's runner:
 // terraform prints the lock info after it (Lease.Printed bytes;
 // statemgr.LockError), which pushes it out of the runner's RunnerTail,
-// and OpenTofu drops an output line of 64 KiB or more (its diagnostic
-// printer's bufio.Scanner), the answer's own line among them when the ID
-// it quotes is that long (review26g F5, measured with terraform v1.11.4
-// and OpenTofu v1.12.6: row 2c). A kibibyte of margin covers the text
-// around them.
+// and OpenTofu prefixes every line it prints and drops an output line of
+// 64 KiB or more (its diagnostic printer's bufio.Scanner), the answer's
+// own line among them when the ID it quotes is that long (review26g F5,
+// review26h m2; measured with terraform v1.11.4 and OpenTofu v1.12.6:
+// row 2c). A kibibyte of margin covers the text around them.
 func MismatchHidden(l Lease) bool {
-	return l.Info != nil && (l.Printed > RunnerTail-1024 || len(strconv.Quote(l.Info.ID)) > RunnerTail-1024)
+	return l.Info != nil && (l.Printed+tofuLinePrefix*l.PrintedLines > RunnerTail-1024 || len(strconv.Quote(l.Info.ID)) > RunnerTail-1024)
 }
+
+// tofuLinePrefix is about what OpenTofu's diagnostic printer adds to each
+// line it prints: a coloured "│ " (review26h m2: 4,000 newlines in Info
+// made its stderr 72,567 bytes).
+const tofuLinePrefix = 20
 
 // MismatchText is what CAPTF's Jobs do with the lock l whose info ID
 // differs from holderIdentity: their force-unlock misses, whether or not
@@ -416,7 +427,7 @@ func MismatchText(l Lease) string {
 	if !MismatchHidden(l) {
 		return fmt.Sprintf("every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays", l.Info.ID)
 	}
-	return fmt.Sprintf("every Job CAPTF starts force-unlocks %s and the backend answers \"does not match existing lock\" with %d bytes of lock info, which may hide that answer from CAPTF's runner: it searches only the last 64 KiB of the step's stderr, terraform prints the lock info after the answer, and OpenTofu drops an output line of 64 KiB or more; where the runner does not see it the step and the Job fail at once; either way the lock stays", l.Info.ID, l.Printed)
+	return fmt.Sprintf("every Job CAPTF starts force-unlocks %s and the backend answers \"does not match existing lock\" with %d bytes of lock info, which may hide that answer from CAPTF's runner: it searches only the last 64 KiB of the step's stderr, terraform prints the lock info after the answer, and OpenTofu prefixes each of its lines and drops one of 64 KiB or more; where the runner does not see it the step and the Job fail at once; either way the lock stays", l.Info.ID, l.Printed)
 }
 
 // MaxArg is the most bytes one argument of a Linux process may take, its
@@ -491,7 +502,15 @@ func jobOpOf(message string) string {
 // 81a0ff422f986130946f62ca8e093aeff3e5fc2c; internal/inputs/unpullable.go
 // at df0d90703a0fd97f1274b924960843a05ee436b2) (review26g F11).
 func (rt Runtime) pinnedRuns(next jobgate.Op) bool {
-	return rt.NoSteps != "" && (rt.NoStepsOp == "apply" || rt.NoStepsOp == "plan") && (next == jobgate.OpDestroy || next == jobgate.OpRestore)
+	switch {
+	case rt.NoSteps == "":
+		return false
+	case rt.NoStepsOp == "apply" || rt.NoStepsOp == "plan":
+		return next == jobgate.OpDestroy || next == jobgate.OpRestore
+	}
+	// A destroy tried the pinned images and its own override; a restore
+	// tries spec.source.image too (review26h n1).
+	return rt.NoStepsOp == "destroy" && next == jobgate.OpRestore
 }
 
 // PinnedText is, where the next Job runs the pinned image rather than
@@ -501,6 +520,9 @@ func (rt Runtime) pinnedRuns(next jobgate.Op) bool {
 func (rt Runtime) PinnedText(next jobgate.Op) string {
 	if !rt.pinnedRuns(next) {
 		return ""
+	}
+	if rt.NoStepsOp == "destroy" {
+		return fmt.Sprintf("ApplyJobSucceeded %s is of a destroy Job, which ran out of the images it tries; the restore Job tries spec.source.image too, so it reaches its init and force-unlock steps if one of its images pulls and runs, which nothing the plugin reads says", rt.NoSteps)
 	}
 	return fmt.Sprintf("ApplyJobSucceeded %s is of %s Job, which runs spec.source.image; the %s Job runs the image CAPTF pinned for the object first (its durable inputs Secret's captf.io/image-digest, else its recorded image), so it reaches its init and force-unlock steps if that image pulls and runs, which nothing the plugin reads says (the same registry, or a missing pull secret, may stop it too)", rt.NoSteps, article(rt.NoStepsOp), next)
 }
@@ -599,21 +621,66 @@ func RestoreFailed(u *unstructured.Unstructured) bool {
 // reads the Secret CAPTF could not, and terraform and OpenTofu fail on a
 // payload that is no gzip, a cut one, JSON that does not parse, or
 // OpenTofu's encryption envelope, which CAPTF's root gives no key
-// (render.BackendRoot; runnerOwned drops TF_ENCRYPTION). "" else.
+// (render.BackendRoot; runnerOwned drops TF_ENCRYPTION). "" else, and
+// for a StateCorrupt whose message (the error of CAPTF's read,
+// internal/state/reader.go parse at 16ca67d3) names what only CAPTF
+// refuses (stateLimit): its restore may clear the lock (review26h m1).
 func (rt Runtime) UnreadableState(next jobgate.Op) string {
-	if next != jobgate.OpRestore || rt.StateStatus != "False" || (rt.StateReason != "StateCorrupt" && rt.StateReason != "StateEncrypted") {
+	if next != jobgate.OpRestore || rt.StateStatus != "False" || (rt.StateReason != "StateCorrupt" && rt.StateReason != "StateEncrypted") || rt.stateLimit() != "" {
 		return ""
 	}
 	return "StateReadable False/" + rt.StateReason
 }
 
+// stateLimit is, for a StateCorrupt whose message names a refusal of
+// CAPTF's own reader that the runtimes read past, what terraform and
+// OpenTofu do with it; "" else. Measured with terraform v1.11.4 and
+// OpenTofu v1.12.6 (review26h m1; row 9b): a state file of format version
+// 1 to 3, which CAPTF's parse refuses (ErrUnsupportedStateVersion) and
+// both runtimes upgrade; more than 32 state Secrets, which terraform
+// reads in order and OpenTofu reads the base of; a state over CAPTF's
+// 64 MiB; a gzip checksum that does not match, which terraform ignores
+// and OpenTofu does not.
+func (rt Runtime) stateLimit() string {
+	if rt.StateStatus != "False" || rt.StateReason != "StateCorrupt" {
+		return ""
+	}
+	m := rt.StateMessage
+	switch {
+	case strings.Contains(m, "unsupported state file version: 1") || strings.Contains(m, "unsupported state file version: 2") || strings.Contains(m, "unsupported state file version: 3"):
+		if v := m[strings.Index(m, "version: ")+len("version: "):]; len(v) == 1 || !unicode.IsDigit(rune(v[1])) {
+			return "CAPTF refuses a state file of that format version, which terraform and OpenTofu read and upgrade"
+		}
+	case strings.Contains(m, "state Secrets, more than"):
+		return "CAPTF refuses more than 32 state Secrets, which terraform reads in order and OpenTofu reads the base of"
+	case strings.Contains(m, "exceeds"):
+		return "CAPTF refuses a state larger than its limit, which terraform reads"
+	case strings.Contains(m, "invalid checksum"):
+		return "CAPTF refuses a gzip checksum that does not match, which terraform reads past and OpenTofu does not"
+	}
+	return ""
+}
+
+// StateLimitText is, where the restore is next and CAPTF's StateCorrupt
+// names what only its own reader refuses (stateLimit), what the
+// restore's init then does; "" else.
+func (rt Runtime) StateLimitText(next jobgate.Op) string {
+	l := rt.stateLimit()
+	if next != jobgate.OpRestore || l == "" {
+		return ""
+	}
+	return fmt.Sprintf("StateReadable False/StateCorrupt says %q: %s, so the restore's init may read it and its force-unlock clear the lock", rt.StateMessage, l)
+}
+
 // UnreadableStateText says what the restore of a state its init cannot
-// read does (UnreadableState gives cond). CAPTF's reader is stricter than
-// terraform's in three ways the metadata may not show (over 32 Secrets,
-// over 64 MiB, a gzip checksum terraform does not check), so those stay
-// named as the exception.
-func UnreadableStateText(cond string) string {
-	return "the restore Job asked for runs init first, which reads the state CAPTF could not read (" + cond + "); terraform and OpenTofu fail on it too (\"Error loading state\"; CAPTF's restore configures no state encryption), so its force-unlock step never runs and the restore fails (RestoreJobSucceeded False/RestoreFailed), which CAPTF does not retry for the same serial; unless the state is refused only by CAPTF's own limits (over 32 Secrets, over 64 MiB, a bad gzip checksum), which a Terraform image's init reads. Unlocking does not make the state readable: the restore proceeds once the lock is cleared and the unreadable state Secrets are repaired or removed (the restore replaces the state with its backup), and the restore is asked for again: " + RestoreRetry
+// read does (UnreadableState gives cond); the procedure to ask for it
+// again where it already failed (rt.RestoreFailed).
+func UnreadableStateText(cond string, rt Runtime) string {
+	s := "the restore Job asked for runs init first, which reads the state CAPTF could not read (" + cond + "); terraform and OpenTofu fail on it too (\"Error loading state\"; CAPTF's restore configures no state encryption), so its force-unlock step never runs and the restore fails (RestoreJobSucceeded False/RestoreFailed), which CAPTF does not retry for the same serial. Unlocking does not make the state readable: the restore proceeds once the lock is cleared and the unreadable state Secrets are repaired or removed (the restore replaces the state with its backup)"
+	if rt.RestoreFailed {
+		s += "; it already failed, so ask for it again: " + RestoreRetry
+	}
+	return s
 }
 
 // NoBaseText is the runtimes' answer to the two shapes of

@@ -8,6 +8,8 @@ package e2e
 // with a replay step: false because of what the runtime does.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"slices"
@@ -325,6 +327,35 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
+	// Review26h m3: a bad value for force-unlock's own -force flag is
+	// quoted too.
+	{
+		row, r := stale19("issue26/7e a lock ID that gives -force a value quoting an accepted answer", "cf26-7e", tc,
+			cf26(cfPlan+" Steps (force-unlock -force <ID>, OKIf)", "internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 StepResult.Failed"))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		const flagID = "-force=does not match existing lock"
+		row.leases[0].Spec.HolderIdentity = cfPtr(flagID)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
+		row.lockID = flagID
+		row.note = "Go's flag package quotes the bad boolean value"
+		row.says = []string{"a bad value for -force", "the runner takes the failed step for a success"}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{`invalid boolean value "does not match existing lock" for -force`}, accepts: "terraform tofu"}
+		row.check = unlockAdvisedOf(*r, func() string { return flagID })
+		rows = append(rows, row)
+	}
+	// Review26h m2: OpenTofu prefixes each line it prints, so 4,000
+	// short lines of Info push its answer out of the runner's tail.
+	{
+		row, r := stale19("issue26/2d lock-info ID differs, behind 4,000 lines of lock info", "cf26-2d", tc,
+			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 tailWriter (MaxTail 64 KiB)", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat(`\n`, 4000) + `"}`
+		row.note = "terraform prints 4 KB after the answer and the runner sees it; OpenTofu's prefixed lines push it out"
+		row.says = []string{"which may hide that answer from CAPTF's runner"}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
+		rows = append(rows, row)
+	}
 	// Review26g F5: an ID that begins with "-" and quotes an answer the
 	// runner accepts: the flag error quotes it, and the runner takes the
 	// failed step for a success; the lock stays.
@@ -430,6 +461,56 @@ func issue26Rows() []cfRow {
 		row.says = []string{"no Job clears it: the restore Job asked for runs init first, which reads the state CAPTF could not read (StateReadable False/StateCorrupt)", "terraform and OpenTofu fail on it too", "the unreadable state Secrets are repaired or removed"}
 		row.action = []string{"No Job clears it. The Job CAPTF creates for terraformcluster/web is the restore asked for"}
 		row.replay = &cfReplay{step: "init", output: []string{"Error loading state"}}
+		row.check = unlockAdvised(*r)
+		rows = append(rows, row)
+	}
+
+	// Review26h m1: CAPTF's reader refuses a state file of format
+	// version 1 to 3 (StateCorrupt, "unsupported state file version"),
+	// which both runtimes read and upgrade: the restore's init reads it
+	// and its force-unlock clears the lock. Not StaleUnreadableState.
+	{
+		row, r := stale19("issue26/9b a state of an old format version CAPTF refuses, restored: both runtimes read it", "cf26-9b", tc,
+			cf26(cfReader+" parse (ErrUnsupportedStateVersion)", "internal/controllers/shared/reconcile.go@e049ea25 readState (StateCorrupt)", cfPlan+" Steps (restore)", tfClient, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"},
+				Status: status19(testbed.Condition("StateReadable", "False", "StateCorrupt", "state: unsupported state file version: 3", time.Now())), World: in(testbed.World{})})
+			var gz bytes.Buffer
+			w := gzip.NewWriter(&gz)
+			if _, err := w.Write([]byte(`{"version":3,"terraform_version":"0.11.14","serial":5,"lineage":"3f0c1e22-1111-2222-3333-444455556666","modules":[{"path":["root"],"outputs":{},"resources":{},"depends_on":[]}]}`)); err != nil || w.Close() != nil {
+				t.Fatal("gzip")
+			}
+			relabel26(t, *r, func(s *corev1.Secret) { s.Data["tfstate"] = gz.Bytes() })
+			backup26(t, *r)
+		}
+		row.note = "CAPTF refuses the format version, terraform and OpenTofu upgrade it: the restore's steps clear the lock"
+		row.says = []string{"if a Job starts", `StateReadable False/StateCorrupt says "state: unsupported state file version: 3"`, "which terraform and OpenTofu read and upgrade"}
+		row.notAction = []string{"No Job clears it"}
+		row.replay = &cfReplay{clearedBy: "terraform tofu"}
+		rows = append(rows, row)
+	}
+	// Review26h m4: a gap in the chunks' numbers beside a whole base,
+	// a restore asked for: CAPTF's next read holds the state; the
+	// restore's init crashes with terraform and reads the base alone
+	// with OpenTofu.
+	{
+		row, r := stale19("issue26/1r a gap in the chunks' numbers, restored: terraform's init crashes, OpenTofu's clears", "cf26-1r", tc,
+			cf26(cfReaderGo+" (orderChunks: a missing chunk)", cfPlan+" Steps (restore)", tfClient, tofuClient126))
+		row.setup = func(t *testing.T, ns string) {
+			seed19(t, *r, testbed.Seeded{Annotations: map[string]string{"captf.io/restore-state": "3"}, Status: status19(cond19("StateReadable", "True", "StateRead")), World: in(testbed.World{})})
+			backup26(t, *r)
+			base, err := admin.Kube.CoreV1().Secrets(ns).Get(context.Background(), object.StateSecretName("default", r.Suffix()), metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			part := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: base.Name + "-part-2", Namespace: ns, Labels: base.Labels}, Data: map[string][]byte{"tfstate": []byte("left over")}}
+			if _, err := admin.Kube.CoreV1().Secrets(ns).Create(context.Background(), part, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		row.note = "terraform indexes the Secrets by number and crashes on the gap; OpenTofu reads the base, which holds the whole state"
+		row.says = []string{"its state Secrets' names do not follow one another", "with a Terraform image, init crashes on the gap", "with an OpenTofu image, init reads the base Secret alone"}
+		row.replay = &cfReplay{step: "init", output: []string{"index out of range"}, clearedBy: "tofu"}
 		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
 	}
