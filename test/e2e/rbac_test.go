@@ -201,82 +201,69 @@ current-context: down
 // plugin cannot check that: the deletion is not certain, and says why;
 // with it, certain.
 func TestRBACRetainWithoutSecretsIsUncertain(t *testing.T) {
-	ctx := context.Background()
-	ns := "rbac-retain"
-	r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "keep"}
-	if err := admin.Seed(ctx, r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Retain"}, Delete: []string{}, World: &testbed.World{}}); err != nil {
-		t.Fatal(err)
-	}
-	syntheticLock(t, r, "13131313-0000-0000-0000-000000000000", "root@captf-c-keep-apply-a1-d72d2a-x7k2p", nil)
-	rules := []rbacv1.PolicyRule{read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
-		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"), read("cluster.x-k8s.io", "clusters")}
-	grant(t, ns, testbed.Viewer, rules...)
-	kc, err := bed.KubeconfigFor(testbed.Viewer, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deletion := func() *v1alpha1.LeaseDeletion {
-		t.Helper()
-		res := captf(t, kc, "locks", "-o", "json")
-		if res.code != 0 {
-			t.Fatalf("exit %d: %s", res.code, res.err)
-		}
-		list := locksJSONFrom(t, res.out)
-		if len(list.Items) != 1 || list.Items[0].CAPTFDeletesLease == nil {
-			t.Fatalf("want one lock whose Lease CAPTF deletes, got %+v", list.Items)
-		}
-		return list.Items[0].CAPTFDeletesLease
-	}
-	d := deletion()
-	if d.Path != "Retain" || d.Certain || !strings.Contains(d.When, "unless CAPTF's read finds a Secret of the object's retained by an earlier object") ||
+	r := object.Ref{Kind: object.TerraformCluster, Namespace: "rbac-retain", Name: "keep"}
+	kc, withSecrets := viewerOfOneLock(t, r, testbed.Seeded{Spec: map[string]any{"deletionPolicy": "Retain"}, Delete: []string{}, World: &testbed.World{}})
+	d := oneLock(t, kc).CAPTFDeletesLease
+	if d == nil || d.Path != "Retain" || d.Certain || !strings.Contains(d.When, "unless CAPTF's read finds a Secret of the object's retained by an earlier object") ||
 		!strings.Contains(d.When, "which the plugin could not check (its state Secrets: ") {
-		t.Errorf("without Secrets: %+v", *d)
+		t.Errorf("without Secrets: %+v", d)
 	}
-	grant(t, ns, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
-	if d := deletion(); d.Path != "Retain" || !d.Certain || strings.Contains(d.When, "could not check") {
-		t.Errorf("with Secrets listed: %+v", *d)
+	withSecrets()
+	if d := oneLock(t, kc).CAPTFDeletesLease; d == nil || d.Path != "Retain" || !d.Certain || strings.Contains(d.When, "could not check") {
+		t.Errorf("with Secrets listed: %+v", d)
 	}
 }
 
 // Review26g F10: without the right to list Secrets (the read-only role
 // does not grant it), a lock CAPTF's StateReadable True says its next Job
 // clears is still said to clear, but names "secrets" as unreadable and
-// says that the runtime's checks past CAPTF's read were skipped; with it,
-// neither.
+// says that it rests on StateReadable, which does not see what stops the
+// runtime's init (review26h m5); with it, neither.
 func TestRBACWithoutSecretsAClearIsUnchecked(t *testing.T) {
-	ctx := context.Background()
-	ns := "rbac-clears"
-	r := object.Ref{Kind: object.TerraformCluster, Namespace: ns, Name: "web"}
-	if err := admin.Seed(ctx, r, testbed.Seeded{Status: map[string]any{"conditions": []any{testbed.Condition("StateReadable", "True", "StateRead", "read", t0)}}, World: &testbed.World{}}); err != nil {
+	r := object.Ref{Kind: object.TerraformCluster, Namespace: "rbac-clears", Name: "web"}
+	kc, withSecrets := viewerOfOneLock(t, r, testbed.Seeded{Status: map[string]any{"conditions": []any{testbed.Condition("StateReadable", "True", "StateRead", "read", t0)}}, World: &testbed.World{}})
+	l := oneLock(t, kc)
+	if l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !slices.Contains(l.Unreadable, "secrets") ||
+		!strings.Contains(l.Reason, "the plugin could not check its state Secrets (its Secrets' metadata could not be listed: Forbidden), so this rests on CAPTF's StateReadable, which does not see what stops the runtime's init") {
+		t.Errorf("without Secrets: %s clears=%v unreadable=%v %q", l.Verdict, l.CAPTFClears, l.Unreadable, l.Reason)
+	}
+	withSecrets()
+	if l := oneLock(t, kc); !l.CAPTFClears || slices.Contains(l.Unreadable, "secrets") || strings.Contains(l.Reason, "could not check") {
+		t.Errorf("with Secrets listed: clears=%v unreadable=%v %q", l.CAPTFClears, l.Unreadable, l.Reason)
+	}
+}
+
+// viewerOfOneLock seeds r as s says, with a stale lock of its own runner
+// pod, and returns the kubeconfig of a viewer who may read all the plugin
+// reads but Secrets, and a func that grants it the list of Secrets too.
+func viewerOfOneLock(t *testing.T, r object.Ref, s testbed.Seeded) (kubeconfig string, withSecrets func()) {
+	t.Helper()
+	if err := admin.Seed(context.Background(), r, s); err != nil {
 		t.Fatal(err)
 	}
-	syntheticLock(t, r, "14141414-0000-0000-0000-000000000000", "root@captf-c-web-apply-a1-d72d2a-x7k2p", nil)
+	syntheticLock(t, r, "13131313-0000-0000-0000-000000000000", "root@"+cfJobName(r.Kind.Code, r.Name, "apply", 1, "d72d2a")+"-x7k2p", nil)
 	rules := []rbacv1.PolicyRule{read("coordination.k8s.io", "leases"), read("", "pods"), read("batch", "jobs"),
 		read(object.Group, "terraformclusters", "terraformmachines", "terraformmachinepools"), read("cluster.x-k8s.io", "clusters")}
-	grant(t, ns, testbed.Viewer, rules...)
-	kc, err := bed.KubeconfigFor(testbed.Viewer, ns)
+	grant(t, r.Namespace, testbed.Viewer, rules...)
+	kc, err := bed.KubeconfigFor(testbed.Viewer, r.Namespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock := func() v1alpha1.Lock {
-		t.Helper()
-		res := captf(t, kc, "locks", "-o", "json")
-		if res.code != 0 {
-			t.Fatalf("exit %d: %s", res.code, res.err)
-		}
-		list := locksJSONFrom(t, res.out)
-		if len(list.Items) != 1 {
-			t.Fatalf("%d locks", len(list.Items))
-		}
-		return list.Items[0]
+	return kc, func() {
+		grant(t, r.Namespace, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
 	}
-	l := lock()
-	if l.Verdict != v1alpha1.Stale || !l.CAPTFClears || !slices.Contains(l.Unreadable, "secrets") ||
-		!strings.Contains(l.Reason, "the plugin could not check its state Secrets (its Secrets' metadata could not be listed: Forbidden), so this rests on CAPTF's last read of them") {
-		t.Errorf("without Secrets: %s clears=%v unreadable=%v %q", l.Verdict, l.CAPTFClears, l.Unreadable, l.Reason)
+}
+
+// oneLock is the one lock `locks -o json` lists with kubeconfig.
+func oneLock(t *testing.T, kubeconfig string) v1alpha1.Lock {
+	t.Helper()
+	res := captf(t, kubeconfig, "locks", "-o", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.err)
 	}
-	grant(t, ns, testbed.Viewer, append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})...)
-	if l := lock(); !l.CAPTFClears || slices.Contains(l.Unreadable, "secrets") || strings.Contains(l.Reason, "could not check") {
-		t.Errorf("with Secrets listed: clears=%v unreadable=%v %q", l.CAPTFClears, l.Unreadable, l.Reason)
+	list := locksJSONFrom(t, res.out)
+	if len(list.Items) != 1 {
+		t.Fatalf("%d locks, want 1", len(list.Items))
 	}
+	return list.Items[0]
 }
