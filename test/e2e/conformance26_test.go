@@ -327,22 +327,6 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
-	// Review26h m3: a bad value for force-unlock's own -force flag is
-	// quoted too.
-	{
-		row, r := stale19("issue26/7e a lock ID that gives -force a value quoting an accepted answer", "cf26-7e", tc,
-			cf26(cfPlan+" Steps (force-unlock -force <ID>, OKIf)", "internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 StepResult.Failed"))
-		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
-		const flagID = "-force=does not match existing lock"
-		row.leases[0].Spec.HolderIdentity = cfPtr(flagID)
-		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
-		row.lockID = flagID
-		row.note = "Go's flag package quotes the bad boolean value"
-		row.says = []string{"a bad value for -force", "the runner takes the failed step for a success"}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{`invalid boolean value "does not match existing lock" for -force`}, accepts: "terraform tofu"}
-		row.check = unlockAdvisedOf(*r, func() string { return flagID })
-		rows = append(rows, row)
-	}
 	// Review26h m2: OpenTofu prefixes each line it prints, so 4,000
 	// short lines of Info push its answer out of the runner's tail.
 	{
@@ -356,22 +340,28 @@ func issue26Rows() []cfRow {
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
 		rows = append(rows, row)
 	}
-	// Review26g F5: an ID that begins with "-" and quotes an answer the
-	// runner accepts: the flag error quotes it, and the runner takes the
+	// Review26g F5, review26h m3: an ID that begins with "-" and quotes
+	// an answer the runner accepts, in the flag's name or as a bad value
+	// for -force: the flag error quotes it, and the runner takes the
 	// failed step for a success; the lock stays.
-	{
-		row, r := stale19("issue26/7d a flag-like lock ID that quotes an answer the runner accepts", "cf26-7d", tc,
+	for _, c := range []struct{ row, ns, id, says, output string }{
+		{"issue26/7d a flag-like lock ID that quotes an answer the runner accepts", "cf26-7d", "-x does not match existing lock",
+			`begins with "-"`, "flag provided but not defined: -x does not match existing lock"},
+		{"issue26/7e a lock ID that gives -force a value quoting an accepted answer", "cf26-7e", "-force=does not match existing lock",
+			"a bad value for -force", `invalid boolean value "does not match existing lock" for -force`},
+	} {
+		row, r := stale19(c.row, c.ns, tc,
 			cf26(cfPlan+" Steps (force-unlock -force <ID>, OKIf)", "internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 StepResult.Failed (a substring of the tail)"))
 		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
-		const flagID = "-x does not match existing lock"
-		row.leases[0].Spec.HolderIdentity = cfPtr(flagID)
-		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, flagID, 1)
-		row.lockID = flagID
+		row.leases[0].Spec.HolderIdentity = cfPtr(c.id)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, c.id, 1)
+		row.lockID = c.id
 		row.note = "force-unlock fails on the flag, and its error quotes the ID"
-		row.says = []string{"begins with \"-\"", "the runner takes the failed step for a success", "the lock stays"}
+		row.says = []string{c.says, "the runner takes the failed step for a success", "the lock stays"}
 		row.action = []string{"It never clears through a Job: unlock it."}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{"flag provided but not defined: -x does not match existing lock"}, accepts: "terraform tofu"}
-		row.check = unlockAdvisedOf(*r, func() string { return flagID })
+		row.replay = &cfReplay{step: "force-unlock", output: []string{c.output}, accepts: "terraform tofu"}
+		id := c.id
+		row.check = unlockAdvisedOf(*r, func() string { return id })
 		rows = append(rows, row)
 	}
 
