@@ -77,17 +77,26 @@ func TestFlagIDQuotingAnAcceptedAnswer(t *testing.T) {
 	}
 }
 
-// Review26h m2: OpenTofu prefixes every line it prints, so a lock info of
-// a few thousand short lines hides the answer too.
-func TestMismatchHiddenCountsLines(t *testing.T) {
-	info := LockInfo{ID: "9f1c0c5e", Info: strings.Repeat("\n", 4000)}
-	l := Lease{Info: &Info{ID: info.ID}, ID: "other", Printed: info.Printed(), PrintedLines: info.Lines()}
-	if info.Lines() != 4008 || !MismatchHidden(l) {
-		t.Errorf("lines %d, hidden %v", info.Lines(), MismatchHidden(l))
-	}
-	short := LockInfo{ID: "9f1c0c5e", Info: strings.Repeat("\n", 100)}
-	if l := (Lease{Info: &Info{ID: short.ID}, ID: "other", Printed: short.Printed(), PrintedLines: short.Lines()}); MismatchHidden(l) {
-		t.Error("100 lines hide the answer")
+// Review26h m2, review26i F1: OpenTofu prefixes every line it prints
+// and shows each other control character as a three-byte picture, so a
+// lock info of a few thousand short lines, or of 22,000 control bytes,
+// hides the answer too.
+func TestMismatchHiddenCountsWhatOpenTofuAdds(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		info   string
+		hidden bool
+	}{
+		{"4,000 newlines", strings.Repeat("\n", 4000), true},
+		{"100 newlines", strings.Repeat("\n", 100), false},
+		{"22 lines of 1,000 control bytes", strings.Repeat(strings.Repeat("\x01", 1000)+"\n", 22), true},
+		{"10,000 control bytes", strings.Repeat("\x01", 10000), false},
+	} {
+		info := LockInfo{ID: "9f1c0c5e", Info: c.info}
+		l := Lease{Info: &Info{ID: info.ID}, ID: "other", Printed: info.Printed(), TofuPrinted: info.TofuPrinted()}
+		if got := MismatchHidden(l); got != c.hidden {
+			t.Errorf("%s: hidden %v (terraform %d bytes, OpenTofu %d), want %v", c.name, got, l.Printed, l.TofuPrinted, c.hidden)
+		}
 	}
 }
 

@@ -429,7 +429,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		if g.State == jobgate.Unsure {
 			reason += "; whether that Job starts at all: " + g.Reason
 		}
-	case rt.Chunked(l.Suffix) != "":
+	case rt.Chunked(l.Suffix) != "" || rt.ChunkGap(l.Suffix) != "":
 		d.StaleCase = StaleChunked
 		if gap := rt.ChunkGap(l.Suffix); gap != "" {
 			reason += "; whether a Job clears it depends on the runtime: " + ChunkGapText(gap)

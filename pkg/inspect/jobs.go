@@ -315,8 +315,11 @@ const (
 
 // cut is s, cut to at most n runes, an ellipsis marking a cut.
 func cut(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+	for i := range s {
+		if n == 0 {
+			return s[:i] + "…"
+		}
+		n--
 	}
 	return s
 }

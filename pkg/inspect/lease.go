@@ -69,10 +69,11 @@ type Lease struct {
 	// controller decodes it (Info) but not as terraform and OpenTofu do
 	// (LockInfo): their Unlock then fails before it compares IDs.
 	RuntimeInfoErr error
-	// Printed is how many bytes of lock info the runtime's Unlock prints
+	// Printed is how many bytes of lock info terraform's Unlock prints
 	// after "does not match existing lock" (LockInfo.Printed), and
-	// PrintedLines in how many lines, where the runtime decodes it.
-	Printed, PrintedLines int
+	// TofuPrinted how many OpenTofu's does (LockInfo.TofuPrinted), where
+	// the runtime decodes it.
+	Printed, TofuPrinted int
 	// Host is the text after the last "@" of Who; HostErr says why there
 	// is none.
 	Host    string
@@ -129,7 +130,7 @@ func ParseLease(l *coordinationv1.Lease) Lease {
 	if err := json.Unmarshal([]byte(raw), &rt); err != nil {
 		p.RuntimeInfoErr = err
 	} else {
-		p.Printed, p.PrintedLines = rt.Printed(), rt.Lines()
+		p.Printed, p.TofuPrinted = rt.Printed(), rt.TofuPrinted()
 	}
 	return p
 }
@@ -160,6 +161,23 @@ func (l LockInfo) Lines() int {
 	n := 8
 	for _, f := range []string{l.ID, l.Path, l.Operation, l.Who, l.Version, l.Info} {
 		n += strings.Count(f, "\n")
+	}
+	return n
+}
+
+// TofuPrinted is about how many bytes OpenTofu prints of that lock info:
+// its diagnostic printer prefixes each line with a coloured "│ " (about
+// tofuLinePrefix bytes) and shows each other control character as a
+// three-byte control picture (format.ReplaceControlChars at v1.12.6,
+// b4305e5a5dd2fb79a27897ae30784a181d3a26cb; review26h m2, review26i F1).
+func (l LockInfo) TofuPrinted() int {
+	n := l.Printed() + tofuLinePrefix*l.Lines()
+	for _, f := range []string{l.ID, l.Path, l.Operation, l.Who, l.Version, l.Info} {
+		for i := 0; i < len(f); i++ {
+			if (f[i] < 0x20 && f[i] != '\n') || f[i] == 0x7f {
+				n += 2
+			}
+		}
 	}
 	return n
 }

@@ -327,22 +327,33 @@ func (rt Runtime) Chunked(suffix string) string {
 	return someNames(out, ", ")
 }
 
-// ChunkGap is, where the listed state Secrets leave a gap or an odd name
-// in their -part-N numbers (jobgate.ChunkSet's StateInconsistent: CAPTF's
-// next read holds the state, and only a restore starts), why; "" else.
+// ChunkGap is, where the listed state Secrets' names are ones CAPTF's
+// next read refuses (jobgate.ChunkSet's StateInconsistent: a missing
+// chunk, a name that is no chunk; it holds the state, and only a restore
+// starts), why; "" else, and where the base Secret is missing, which is
+// no state to the runtime (NoState).
 func (rt Runtime) ChunkGap(suffix string) string {
-	if reason, why := jobgate.ChunkSet(rt.Secrets, suffix); reason == "StateInconsistent" {
+	if reason, why := jobgate.ChunkSet(rt.Secrets, suffix); reason == "StateInconsistent" && rt.hasBase(suffix) {
 		return why
 	}
 	return ""
 }
 
 // ChunkGapText says what each runtime's init does with state Secrets
-// whose numbers leave a gap: terraform indexes them by number and
-// crashes (index out of range), OpenTofu reads the base alone (review26h
-// m4, measured with terraform v1.11.4 and OpenTofu v1.12.6).
+// whose names CAPTF's reader refuses (why, ChunkGap). terraform lists
+// them all and indexes them by the number after their last "-", a name
+// without one at 0 (client.go Get at v1.11.4,
+// 35645b8fca68ff7e0b8785a3b563724a529a0caf): a missing chunk crashes its
+// init (index out of range), another name may leave it without the
+// state, and then it fails on this lock; OpenTofu reads the base alone
+// (review26h m4, review26i F3; measured with terraform v1.11.4 and
+// OpenTofu v1.12.6).
 func ChunkGapText(why string) string {
-	return "its state Secrets' names do not follow one another (" + why + "): with a Terraform image, init crashes on the gap (index out of range) and the force-unlock step never runs; with an OpenTofu image, init reads the base Secret alone and the force-unlock clears the lock only where the base holds the whole state; CAPTF records nothing of which runtime its image holds, so whether the restore clears it depends on the image"
+	tf := "with a Terraform image, init orders them by the number after their last \"-\", which such a name upsets: it may read no state and fail on this lock, or read one, so whether its force-unlock step runs is not known"
+	if strings.Contains(why, "is missing") {
+		tf = "with a Terraform image, init crashes on the gap (index out of range) and the force-unlock step never runs"
+	}
+	return "its state Secrets' names are not the chunks CAPTF's reader accepts (" + why + "): " + tf + "; with an OpenTofu image, init reads the base Secret alone and the force-unlock clears the lock only where the base holds the whole state; CAPTF records nothing of which runtime its image holds, so whether the restore clears it depends on the image"
 }
 
 // ChunkedText says what each runtime does with a state that has
@@ -412,7 +423,7 @@ const RunnerTail = 64 << 10
 // review26h m2; measured with terraform v1.11.4 and OpenTofu v1.12.6:
 // row 2c). A kibibyte of margin covers the text around them.
 func MismatchHidden(l Lease) bool {
-	return l.Info != nil && (l.Printed+tofuLinePrefix*l.PrintedLines > RunnerTail-1024 || len(strconv.Quote(l.Info.ID)) > RunnerTail-1024)
+	return l.Info != nil && (max(l.Printed, l.TofuPrinted) > RunnerTail-1024 || len(strconv.Quote(l.Info.ID)) > RunnerTail-1024)
 }
 
 // tofuLinePrefix is about what OpenTofu's diagnostic printer adds to each
@@ -657,6 +668,10 @@ func (rt Runtime) stateLimit() string {
 		return "CAPTF refuses a state larger than its limit, which terraform reads"
 	case strings.Contains(m, "invalid checksum"):
 		return "CAPTF refuses a gzip checksum that does not match, which terraform reads past and OpenTofu does not"
+	case strings.Contains(m, "unexpected EOF"):
+		// terraform ignores the gzip reader's error (uncompressState):
+		// a stream cut in its trailer reads whole (review26i F2).
+		return "CAPTF refuses a gzip stream cut short, which terraform reads where only its trailer is cut"
 	}
 	return ""
 }

@@ -340,6 +340,20 @@ func issue26Rows() []cfRow {
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
 		rows = append(rows, row)
 	}
+	// Review26i F1: OpenTofu shows each control character as a
+	// three-byte picture, so 22 lines of 1,000 of them push its answer
+	// out of the runner's tail; terraform prints them as they are.
+	{
+		row, r := stale19("issue26/2e lock-info ID differs, behind 22,000 control characters of lock info", "cf26-2e", tc,
+			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 tailWriter (MaxTail 64 KiB)", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
+		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
+		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat(strings.Repeat(`\u0001`, 1000)+`\n`, 22) + `"}`
+		row.note = "terraform prints 22 KB after the answer and the runner sees it; OpenTofu's control pictures triple them and push it out"
+		row.says = []string{"which may hide that answer from CAPTF's runner"}
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
+		rows = append(rows, row)
+	}
 	// Review26g F5, review26h m3: an ID that begins with "-" and quotes
 	// an answer the runner accepts, in the flag's name or as a bad value
 	// for -force: the flag error quotes it, and the runner takes the
@@ -499,7 +513,7 @@ func issue26Rows() []cfRow {
 			}
 		}
 		row.note = "terraform indexes the Secrets by number and crashes on the gap; OpenTofu reads the base, which holds the whole state"
-		row.says = []string{"its state Secrets' names do not follow one another", "with a Terraform image, init crashes on the gap", "with an OpenTofu image, init reads the base Secret alone"}
+		row.says = []string{"its state Secrets' names are not the chunks CAPTF's reader accepts", "with a Terraform image, init crashes on the gap", "with an OpenTofu image, init reads the base Secret alone"}
 		row.replay = &cfReplay{step: "init", output: []string{"index out of range"}, clearedBy: "tofu"}
 		row.check = unlockAdvised(*r)
 		rows = append(rows, row)
