@@ -28,7 +28,7 @@ type Runtime struct {
 	StateStatus, StateReason string
 	// StateMessage is that condition's message, which for StateCorrupt
 	// is the error of CAPTF's read ("state: unsupported state file
-	// version: 3"), cut to maxMessage bytes.
+	// version: 3"), cut to maxMessage characters.
 	StateMessage string
 	// StateSecrets is whether a Secret of the state selector exists:
 	// Unread where the plugin could not list them (it lists them for an
@@ -211,7 +211,7 @@ func (rt Runtime) secretNames() string {
 	return someNames(names, ", ")
 }
 
-// maxMessage is how many bytes of a condition's message a reason quotes:
+// maxMessage is how many characters of a condition's message a reason quotes:
 // whoever may write the object's status chooses it.
 const maxMessage = 200
 
