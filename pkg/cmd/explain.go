@@ -139,6 +139,20 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 }
 
 // printExplanation prints for a reader, within 100 columns.
+// valueColumns bounds a value a holder wrote on explain's Holder and
+// Lock ID lines, and proseColumns any other line's text: what explain
+// prints follows the lock, not the bytes its holder chose (review26i
+// P1). Prose quotes such values cut already (inspect.Quoted); -o json
+// has them whole, and the unlock command carries the ID whole.
+const (
+	valueColumns = 1024
+	proseColumns = 16384
+)
+
+// text is s escaped as a table cell is (spaces that could mislead shown
+// as \x20), at most proseColumns wide.
+func text(s string) string { return escape.Cell(s, proseColumns) }
+
 func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	obj := "<none>"
 	if x.Object != nil {
@@ -148,34 +162,34 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 		}
 	}
 	field := func(label, text string) { writeWrapped(w, fmt.Sprintf("%-10s", label+":"), text) }
-	field("Object", escape.Text(obj+" in namespace "+x.Namespace))
+	field("Object", text(obj+" in namespace "+x.Namespace))
 	if x.Cluster != "" {
 		// Only when the object names one: the screen is kept for the lock.
-		field("Cluster", escape.Text(x.Cluster))
+		field("Cluster", text(x.Cluster))
 	}
-	field("Lock", escape.Text("lease/"+x.Name))
+	field("Lock", text("lease/"+x.Name))
 	if x.Lock != nil {
 		holder := x.Lock.Who
 		if x.Lock.InfoError != "" {
 			holder = "unreadable lock info"
 		}
-		id := x.Lock.ID
+		id := escape.Cell(x.Lock.ID, valueColumns)
 		if x.Lock.InfoID != "" && x.Lock.InfoID != x.Lock.ID {
-			id += " (lock info says " + x.Lock.InfoID + ")"
+			id += " (lock info says " + escape.Cell(x.Lock.InfoID, valueColumns) + ")"
 		}
-		field("Holder", escape.Text(holder)+opAndAge(x.Lock, now))
-		field("Lock ID", escape.Text(id))
+		field("Holder", escape.Cell(holder, valueColumns)+opAndAge(x.Lock, now))
+		field("Lock ID", id)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "How CAPTF's controller checks it:")
 	for n, s := range x.Steps {
-		writeWrapped(w, fmt.Sprintf("  %d. ", n+1), escape.Text(fmt.Sprintf("%s %s -> %s", s.Check, s.Observed, s.Result)))
+		writeWrapped(w, fmt.Sprintf("  %d. ", n+1), text(fmt.Sprintf("%s %s -> %s", s.Check, s.Observed, s.Result)))
 	}
 	fmt.Fprintln(w)
-	field("Verdict", string(x.Verdict)+": "+escape.Text(x.Reason))
+	field("Verdict", string(x.Verdict)+": "+text(x.Reason))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "What CAPTF does next:")
-	writeWrapped(w, "  ", escape.Text(x.ControllerAction))
+	writeWrapped(w, "  ", text(x.ControllerAction))
 	if len(x.Advice) > 0 {
 		fmt.Fprintln(w, "What you can do:")
 		for _, a := range x.Advice {
@@ -184,7 +198,7 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	}
 	if x.Disagreement != "" {
 		fmt.Fprintln(w)
-		writeWrapped(w, "Note: ", escape.Text(x.Disagreement))
+		writeWrapped(w, "Note: ", text(x.Disagreement))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Context:")
@@ -195,7 +209,7 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 		if s.LastTransitionTime != nil {
 			age = ", " + duration.HumanDuration(now.Sub(*s.LastTransitionTime)) + " ago"
 		}
-		ctxField("StateReadable", escape.Text(fmt.Sprintf("%s/%s%s: %s", s.Status, s.Reason, age, s.Message)))
+		ctxField("StateReadable", text(fmt.Sprintf("%s/%s%s: %s", s.Status, s.Reason, age, s.Message)))
 	} else {
 		ctxField("StateReadable", "<none>")
 	}
@@ -216,32 +230,32 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 				by += ", not by kubectl captf"
 			}
 		}
-		ctxField("Event", escape.Text(fmt.Sprintf("%s (%s)%s%s: %s", e.Reason, e.Type, age, by, e.Note)))
+		ctxField("Event", text(fmt.Sprintf("%s (%s)%s%s: %s", e.Reason, e.Type, age, by, e.Note)))
 	}
 	if audited {
 		writeWrapped(w, fmt.Sprintf("  %-15s", ""), "Events are not authenticated: anyone who may create Events in the namespace can write one like it. The API server's audit log is the record of who wrote the Lease.")
 	}
 	if x.Holder != nil && x.Holder.Death != nil {
-		ctxField("Runner end", escape.Text(x.Holder.Death.Summary))
+		ctxField("Runner end", text(x.Holder.Death.Summary))
 	}
 	for _, e := range c.RunnerEvents {
 		age := ""
 		if e.Time != nil {
 			age = " " + duration.HumanDuration(now.Sub(*e.Time)) + " ago"
 		}
-		ctxField("Runner event", escape.Text(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
+		ctxField("Runner event", text(fmt.Sprintf("%s (%s)%s: %s", e.Reason, e.Type, age, e.Note)))
 	}
 	if j := c.ActiveJob; j != nil {
 		since := ""
 		if j.StartTime != nil {
 			since = ", started " + duration.HumanDuration(now.Sub(*j.StartTime)) + " ago"
 		}
-		ctxField("Active Job", escape.Text(fmt.Sprintf("%s (%s, attempt %d%s; from %s)", j.Name, j.Operation, j.Attempt, since, j.From)))
+		ctxField("Active Job", text(fmt.Sprintf("%s (%s, attempt %d%s; from %s)", j.Name, j.Operation, j.Attempt, since, j.From)))
 	} else {
 		ctxField("Active Job", "<none>")
 	}
 	if r := c.RunLease; r != nil {
-		ctxField("Run lease", escape.Text(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))
+		ctxField("Run lease", text(fmt.Sprintf("%s held by %s (op %s, since %s)", r.Name, none(r.Holder), none(r.Op), none(r.AcquiredAt))))
 	} else {
 		ctxField("Run lease", "<none>")
 	}
@@ -249,9 +263,9 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	if len(c.StateSecrets) > 0 {
 		secrets += ": " + strings.Join(c.StateSecrets, ", ")
 	}
-	ctxField("State Secrets", escape.Text(secrets))
+	ctxField("State Secrets", text(secrets))
 	for _, u := range c.Unreadable {
-		ctxField("Unreadable", escape.Text(u))
+		ctxField("Unreadable", text(u))
 	}
 }
 

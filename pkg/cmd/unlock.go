@@ -350,7 +350,7 @@ func (c *checkedWriter) Write(b []byte) (int, error) {
 // stdout gets a document only at the end.
 func writeRecord(out *unlock.Outcome) string {
 	l := out.Result.Facts.Lease
-	return fmt.Sprintf("Unlocked lease/%s in namespace %s at resourceVersion %s (verdict %s, lock ID %q).", l.Name, l.Namespace, l.ResourceVersion, out.Result.Decision.Verdict, l.ID)
+	return fmt.Sprintf("Unlocked lease/%s in namespace %s at resourceVersion %s (verdict %s, lock ID %s).", l.Name, l.Namespace, l.ResourceVersion, out.Result.Decision.Verdict, inspect.Quoted(l.ID))
 }
 
 // finish prints json or yaml (every outcome, also after a failure or
@@ -456,8 +456,8 @@ func printOutcome(w io.Writer, out *unlock.Outcome, now time.Time) {
 	write := ""
 	if l.Name != "" {
 		c := unlock.Change(l)
-		write = fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %q -> null, remove annotation %s; labels, other annotations and other fields unchanged",
-			l.Namespace, l.Name, c.ResourceVersion, c.HolderIdentity, c.RemoveAnnotation)
+		write = fmt.Sprintf("update Lease %s/%s at resourceVersion %s: spec.holderIdentity %s -> null, remove annotation %s; labels, other annotations and other fields unchanged",
+			l.Namespace, l.Name, c.ResourceVersion, inspect.Quoted(c.HolderIdentity), c.RemoveAnnotation)
 	}
 	switch out.Action {
 	case v1alpha1.WouldUnlock:

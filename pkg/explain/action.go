@@ -14,9 +14,9 @@ import (
 // info's ID where it has one, else holderIdentity.
 func captfLockID(l inspect.Lease) string {
 	if l.Info != nil && l.Info.ID != "" {
-		return l.Info.ID
+		return inspect.Named(l.Info.ID)
 	}
-	return l.ID
+	return inspect.Named(l.ID)
 }
 
 // controllerAction is what CAPTF's controller does next, by its own
@@ -49,9 +49,9 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		switch d.StaleCase {
 		case inspect.StaleIDMismatch:
 			if inspect.MismatchHidden(l) {
-				return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID, inspect.MismatchText(l)) + deletes
+				return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, inspect.Named(l.Info.ID), inspect.Named(l.ID), inspect.MismatchText(l)) + deletes
 			}
-			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, l.Info.ID, l.ID) + deletes
+			return first + fmt.Sprintf("Every Job it creates for %s runs force-unlock of the lock info's ID %s; the backend compares holderIdentity %s, answers \"does not match existing lock\", the runner counts that as success, the lock stays and the Job fails waiting for it. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, so the CAPTFForceUnlocks alert keeps firing. It never clears through a Job.", o.Ref, inspect.Named(l.Info.ID), inspect.Named(l.ID)) + deletes
 		case inspect.StaleRuntimeInfo:
 			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s; terraform and OpenTofu decode the whole lock info before they compare IDs and fail (%v), which CAPTF's runner does not accept, so the Job fails and the lock stays. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), l.RuntimeInfoErr) + deletes
 		case inspect.StaleNoState:
@@ -73,7 +73,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleTried:
 			return first + fmt.Sprintf("No Job has cleared it: %s. The next Job CAPTF creates for %s runs init and then force-unlock -force %s first, as that one did. Unlock it once you know what stopped that Job.", inspect.TriedText(r.Facts.Runtime.Tried, captfLockID(l)), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
-			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %q to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", l.Host, inspect.RefusedName(l.Host), o.Ref) + deletes
+			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %s to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", inspect.Quoted(l.Host), inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:
 			return first + fmt.Sprintf("If %s exists, %s; whether it exists could not be read.", o.Ref, unlock)
 		case inspect.StaleOwnerGone:

@@ -247,6 +247,9 @@ const (
 
 var staleCaseNames = [...]string{"NotStale", "IDMismatch", "OwnerUnread", "OwnerGone", "GatesUnread", "GateClosed", "GateUnsure", "Clears", "CheckFails", "RuntimeInfo", "NoState", "NoSteps", "Relabeled", "FlagID", "Chunked", "Tried", "UnreadableState"}
 
+// maxStep is how many characters of what a step observed are kept.
+const maxStep = 1024
+
 // RefusedName is whether client-go's request builder refuses name as a
 // resource name (its rest.IsValidPathSegmentName, the same check as
 // apimachinery's content.IsPathSegmentName: ".", "..", or containing "/"
@@ -294,17 +297,17 @@ func Classify(f Facts) Decision {
 		d.step("Is a holder set?", `spec.holderIdentity is ""`, "held by an empty ID")
 		return d.done(f, v1alpha1.Unknown, `holderIdentity is "": Terraform treats the state as locked by an empty ID while CAPTF treats it as free, so `+d.never(f, "nothing clears it", "no Job clears it"))
 	}
-	d.step("Is a holder set?", fmt.Sprintf("spec.holderIdentity is %q", l.ID), "held")
+	d.step("Is a holder set?", "spec.holderIdentity is "+Quoted(l.ID), "held")
 	if l.Info == nil {
 		d.step("Does the lock info parse?", l.InfoErr.Error(), "no")
 		return d.done(f, v1alpha1.Unknown, l.InfoErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
-	d.step("Does the lock info parse?", fmt.Sprintf("ID %q, %s by %q", l.Info.ID, QuotedOperation(l.Info.Operation), l.Info.Who), "yes")
+	d.step("Does the lock info parse?", fmt.Sprintf("ID %s, %s by %s", Quoted(l.Info.ID), QuotedOperation(l.Info.Operation), Quoted(l.Info.Who)), "yes")
 	if l.HostErr != nil {
 		d.step("Which host does Who name?", l.HostErr.Error(), "none")
 		return d.done(f, v1alpha1.Unknown, l.HostErr.Error()+", so nobody can identify the holder and "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
-	d.step("Which host does Who name?", fmt.Sprintf("Who %q", l.Info.Who), fmt.Sprintf("host %q", l.Host))
+	d.step("Which host does Who name?", "Who "+Quoted(l.Info.Who), "host "+Quoted(l.Host))
 	if f.Owner == nil {
 		why := f.NoOwnerWhy
 		if why == "" {
@@ -316,30 +319,30 @@ func Classify(f Facts) Decision {
 	ref := f.Owner.Ref
 	d.step("Which CAPTF object owns the lock?", fmt.Sprintf("suffix %s is %s's (from the %s)", l.Suffix, ref, f.Owner.Via), ref.String())
 	if err := runner.OwnsPod(ref.Kind, ref.Name, l.Host); err != nil {
-		d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref), err.Error(), "no")
-		reason := fmt.Sprintf("holder host %s is not a runner pod of %s", l.Host, ref)
+		d.step(fmt.Sprintf("Is %s a pod of %s's own runner Jobs?", Quoted(l.Host), ref), err.Error(), "no")
+		reason := fmt.Sprintf("holder host %s is not a runner pod of %s", Named(l.Host), ref)
 		if f.Pod != nil && f.Pod.Exists {
 			reason += fmt.Sprintf(" (that pod exists, %s)", f.Pod.State())
 		}
 		return d.done(f, v1alpha1.Foreign, reason+"; "+d.never(f, "CAPTF never clears it", "no Job of CAPTF's clears it"))
 	}
 	p, _ := runner.ParsePodName(l.Host)
-	d.step(fmt.Sprintf("Is %q a pod of %s's own runner Jobs?", l.Host, ref),
+	d.step(fmt.Sprintf("Is %s a pod of %s's own runner Jobs?", Quoted(l.Host), ref),
 		fmt.Sprintf("Job %s: op %s, attempt %d, hash %s", p.Job, p.Op, p.Attempt, p.Hash6), "yes")
 	if why := RefusedName(l.Host); why != "" {
 		// client-go refuses the name before sending CAPTF's GET: an error,
 		// not NotFound, so CAPTF's lock check fails (locks/stale.go Check).
-		d.step("Does the holder pod exist?", fmt.Sprintf("pod name %q %s: client-go refuses it as a name and sends no request, so CAPTF's GET of it fails with an error that is not NotFound (the plugin sends none)", l.Host, why), "no pod can have it: stale, and CAPTF's lock check fails")
-		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: client-go refuses its name (%s)", l.Host, why))
+		d.step("Does the holder pod exist?", fmt.Sprintf("pod name %s %s: client-go refuses it as a name and sends no request, so CAPTF's GET of it fails with an error that is not NotFound (the plugin sends none)", Quoted(l.Host), why), "no pod can have it: stale, and CAPTF's lock check fails")
+		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: client-go refuses its name (%s)", Named(l.Host), why))
 	}
 	switch {
 	case f.Pod != nil && f.Pod.Invalid:
 		// CAPTF GETs it and is answered NotFound: same outcome, no request.
-		d.step("Does the holder pod exist?", "pod name "+l.Host+" is not a valid pod name, so no pod can have it (CAPTF's GET reaches the API server and is answered NotFound; the plugin sends none)", "gone: stale")
-		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: its name is not a valid pod name", l.Host))
+		d.step("Does the holder pod exist?", "pod name "+Named(l.Host)+" is not a valid pod name, so no pod can have it (CAPTF's GET reaches the API server and is answered NotFound; the plugin sends none)", "gone: stale")
+		return d.stale(f, fmt.Sprintf("holder pod %s cannot exist: its name is not a valid pod name", Named(l.Host)))
 	case f.Pod == nil || !f.Pod.Exists:
-		d.step("Does the holder pod exist?", "pod "+l.Host+" is not found", "gone: stale")
-		return d.stale(f, fmt.Sprintf("holder pod %s no longer exists", l.Host))
+		d.step("Does the holder pod exist?", "pod "+Named(l.Host)+" is not found", "gone: stale")
+		return d.stale(f, fmt.Sprintf("holder pod %s no longer exists", Named(l.Host)))
 	}
 	d.step("Does the holder pod exist?", fmt.Sprintf("pod %s is %s", f.Pod.Name, f.Pod.State()), "exists")
 	if f.Pod.Phase == corev1.PodSucceeded || f.Pod.Phase == corev1.PodFailed {
@@ -392,7 +395,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		reason += fmt.Sprintf("; its lock info decodes as CAPTF reads it (ID, Operation, Who, Version, Created) but not as terraform and OpenTofu read it (%v): their Unlock decodes the whole lock info before it compares IDs, so the force-unlock step of every Job CAPTF starts fails with that error, which CAPTF's runner does not accept, the Job fails and the lock stays, so %s", l.RuntimeInfoErr, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
 	case l.Info.ID != "" && l.Info.ID != l.ID:
 		d.StaleCase = StaleIDMismatch
-		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: %s, so %s; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", l.Info.ID, l.ID, MismatchText(l), d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
+		reason += fmt.Sprintf("; its lock-info ID %s differs from holderIdentity %s, so CAPTF's force-unlock never matches: %s, so %s; each such Job emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total, which keeps the CAPTFForceUnlocks alert firing", Named(l.Info.ID), Named(l.ID), MismatchText(l), d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
 	case o.Exists == nil:
 		d.StaleCase = StaleOwnerUnread
 		reason += fmt.Sprintf("; CAPTF clears it with the next Job only if %s exists, which could not be read", o.Ref)
@@ -531,7 +534,9 @@ func DeletionSentence(x *jobgate.Deletion) string {
 }
 
 func (d *Decision) step(check, observed, result string) {
-	d.Steps = append(d.Steps, v1alpha1.Step{Check: check, Observed: observed, Result: result})
+	// A backstop: what a step quotes of the holder's is Quoted already,
+	// but an error may quote it too (runner.OwnsPod's).
+	d.Steps = append(d.Steps, v1alpha1.Step{Check: check, Observed: cut(observed, maxStep), Result: result})
 }
 
 // done records the verdict. Labels that disagree with the Lease's name end

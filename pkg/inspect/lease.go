@@ -194,9 +194,9 @@ func SplitWho(who string) (string, error) {
 	i := strings.LastIndexByte(who, '@')
 	switch {
 	case i < 0:
-		return "", fmt.Errorf("Who %q has no \"@\"", who)
+		return "", fmt.Errorf("Who %s has no \"@\"", Quoted(who))
 	case i == len(who)-1:
-		return "", fmt.Errorf("Who %q names no host after its \"@\"", who)
+		return "", fmt.Errorf("Who %s names no host after its \"@\"", Quoted(who))
 	}
 	return who[i+1:], nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/jobgate"
 	"github.com/captf-io/kubectl-captf/pkg/object"
 	"github.com/captf-io/kubectl-captf/pkg/runner"
+	"github.com/captf-io/kubectl-captf/pkg/shell"
 )
 
 // Runtime is what the steps of CAPTF's next Job meet once the Job runs,
@@ -436,14 +437,14 @@ const tofuLinePrefix = 20
 // the runner sees the answer (MismatchHidden), and the lock stays.
 func MismatchText(l Lease) string {
 	if !MismatchHidden(l) {
-		return fmt.Sprintf("every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays", l.Info.ID)
+		return fmt.Sprintf("every Job CAPTF starts force-unlocks %s, the backend answers \"does not match existing lock\", the runner counts that as success and the lock stays", Named(l.Info.ID))
 	}
-	return fmt.Sprintf("every Job CAPTF starts force-unlocks %s and the backend answers \"does not match existing lock\" with %d bytes of lock info, which may hide that answer from CAPTF's runner: it searches only the last 64 KiB of the step's stderr, terraform prints the lock info after the answer, and OpenTofu prefixes each of its lines and drops one of 64 KiB or more; where the runner does not see it the step and the Job fail at once; either way the lock stays", l.Info.ID, l.Printed)
+	return fmt.Sprintf("every Job CAPTF starts force-unlocks %s and the backend answers \"does not match existing lock\" with %d bytes of lock info, which may hide that answer from CAPTF's runner: it searches only the last 64 KiB of the step's stderr, terraform prints the lock info after the answer, and OpenTofu prefixes each of its lines and drops one of 64 KiB or more; where the runner does not see it the step and the Job fail at once; either way the lock stays", Named(l.Info.ID), max(l.Printed, l.TofuPrinted))
 }
 
 // MaxArg is the most bytes one argument of a Linux process may take, its
 // terminating NUL included (MAX_ARG_STRLEN, 32 pages of 4 KiB).
-const MaxArg = 32 * 4096
+const MaxArg = shell.MaxArg
 
 // MaybeNoBase is whether the state may lack the base Secret the runtime
 // reads: StateInconsistent covers chunks without their base, which the
@@ -721,5 +722,5 @@ func TriedText(t *TriedJob, id string) string {
 	if t.Image != "" {
 		ran = ", running " + t.Image + ","
 	}
-	return fmt.Sprintf("its %s Job %s%s which CAPTF created to force-unlock it (--force-unlock=%s), %s and the lock is still held: that Job's pod never reached its force-unlock step (an image that did not pull, a container that could not start), or that step did not clear it; whether CAPTF's next Job clears it depends on what stopped that one (its conditions and events, and its pod's, say what), and the next Job may run another image", t.Op, t.Name, ran, id, t.Outcome)
+	return fmt.Sprintf("its %s Job %s%s which CAPTF created to force-unlock it (--force-unlock=%s), %s and the lock is still held: that Job's pod never reached its force-unlock step (an image that did not pull, a container that could not start), or that step did not clear it; whether CAPTF's next Job clears it depends on what stopped that one (its conditions and events, and its pod's, say what), and the next Job may run another image", t.Op, t.Name, ran, Named(id), t.Outcome)
 }

@@ -78,8 +78,13 @@ func plain(arg string) bool {
 func Words(argv []string, always func(i int) bool) ([]string, error) {
 	out := make([]string, len(argv))
 	for i, arg := range argv {
+		if len(arg)+1 > MaxArg {
+			// No shell can pass it (review26i P4): a command that cannot
+			// run is not printed.
+			return nil, fmt.Errorf("argument %d is %d bytes long, and no process takes an argument of %d bytes or more with its terminating NUL (Linux's MAX_ARG_STRLEN)", i+1, len(arg), MaxArg)
+		}
 		if !escape.Safe(arg) {
-			return nil, fmt.Errorf("argument %s holds characters that cannot be pasted safely", escape.Text(fmt.Sprintf("%q", arg)))
+			return nil, fmt.Errorf("argument %s holds characters that cannot be pasted safely", escape.Text(fmt.Sprintf("%.256q", arg)))
 		}
 		if always != nil && always(i) {
 			out[i] = Quoted(arg)
@@ -89,6 +94,10 @@ func Words(argv []string, always func(i int) bool) ([]string, error) {
 	}
 	return out, nil
 }
+
+// MaxArg is the most bytes one argument of a Linux process may take, its
+// terminating NUL included (MAX_ARG_STRLEN, 32 pages of 4 KiB).
+const MaxArg = 32 * 4096
 
 // Line is the command on one line, quoted as Words quotes it, or an error
 // when Words fails.

@@ -44,7 +44,7 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 	}
 	id := l.UnlockID()
 	if g.IDGiven && g.ID != id {
-		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock ID given (%q) is not the current one (%q): the lock is now held by %s (%s); look at it again before clearing it", g.ID, id, Holder(l, now), d.Verdict)}
+		return Decision{Action: v1alpha1.Refused, Message: fmt.Sprintf("the lock ID given (%s) is not the current one (%s): the lock is now held by %s (%s); look at it again before clearing it", inspect.Quoted(g.ID), inspect.Quoted(id), Holder(l, now), d.Verdict)}
 	}
 	switch d.Verdict {
 	case v1alpha1.Stale:
@@ -70,11 +70,11 @@ func Check(r inspect.Result, g Guard, now time.Time) Decision {
 // Holder describes who holds a lock, with its operation and age.
 func Holder(l inspect.Lease, now time.Time) string {
 	if l.Info == nil {
-		return fmt.Sprintf("an unidentifiable holder (lock ID %q)", l.UnlockID())
+		return fmt.Sprintf("an unidentifiable holder (lock ID %s)", inspect.Quoted(l.UnlockID()))
 	}
-	s := fmt.Sprintf("%q (%s", l.Info.Who, inspect.QuotedOperation(l.Info.Operation))
+	s := fmt.Sprintf("%s (%s", inspect.Quoted(l.Info.Who), inspect.QuotedOperation(l.Info.Operation))
 	if !l.Info.Created.IsZero() {
 		s += ", for " + duration.HumanDuration(now.Sub(l.Info.Created))
 	}
-	return s + fmt.Sprintf(", lock ID %q)", l.UnlockID())
+	return s + fmt.Sprintf(", lock ID %s)", inspect.Quoted(l.UnlockID()))
 }

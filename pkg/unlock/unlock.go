@@ -175,7 +175,7 @@ func (u *Unlocker) UnlockIn(ctx context.Context, snap *inspect.Snapshot, namespa
 		// A lock released since (by CAPTF's next Job, say) is no change
 		// to refuse: the guard says it is already unlocked.
 		if was, now := listed.Facts.Lease, r.Facts.Lease; now.Held && (was.UID != now.UID || was.ID != now.ID || was.Held != now.Held || infoID(was) != infoID(now)) {
-			changed = fmt.Sprintf("the lock changed since it was listed (lock ID %q, now %q)", was.UnlockID(), now.UnlockID())
+			changed = fmt.Sprintf("the lock changed since it was listed (lock ID %s, now %s)", inspect.Quoted(was.UnlockID()), inspect.Quoted(now.UnlockID()))
 		}
 		return &r, fresh.Warnings, changed, nil
 	})
