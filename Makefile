@@ -105,6 +105,7 @@ release-check:
 demo:
 	@bash hack/demo/preflight.sh
 	@bash hack/testbed/build.sh >/dev/null
+	@echo "make demo: building the plugin and the demo's seeder (the first time: several minutes more, silent while Go compiles)" >&2
 	@$(MAKE) --no-print-directory build
 	$(GO) run ./hack/demo up
 

@@ -31,5 +31,5 @@ if [ ! -x "$bins/etcd" ] || [ ! -x "$bins/kube-apiserver" ]; then
   case "$(go env GOPROXY)" in
     off|"") fail "the first run builds etcd and kube-apiserver from the Go module proxy, but GOPROXY is off" ;;
   esac
-  echo "make demo: the first run builds etcd and kube-apiserver from the Go module proxy (10 to 15 minutes on 2 cores, longer on a busy machine; later runs take seconds)" >&2
+  echo "make demo: the first run builds etcd and kube-apiserver from the Go module proxy (15 to 25 minutes on 2 cores with the plugin, longer on a busy machine; later runs take seconds)" >&2
 fi

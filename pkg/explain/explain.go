@@ -168,9 +168,9 @@ func (e *Explainer) advice(r inspect.Result, t Target) []v1alpha1.Advice {
 func (e *Explainer) describeCluster(name, namespace string) v1alpha1.Advice {
 	argv, cannot := e.Advice.DescribeCluster(name, namespace)
 	if argv == nil {
-		return advice.Note("clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given " + strings.Join(cannot, ", ") + " as this run was: run it against the same cluster and user yourself")
+		return advice.Note("clusterctl describe cluster shows the Cluster this lock belongs to, but it cannot be given " + strings.Join(cannot, ", ") + " as this run was: run it against the same cluster and user yourself")
 	}
-	return advice.Run("to see the Cluster this lock blocks, and its conditions, with clusterctl:", argv)
+	return advice.Run("to see the Cluster this lock belongs to, and its conditions, with clusterctl:", argv)
 }
 
 func (e *Explainer) now() time.Time {

@@ -73,7 +73,7 @@ func TestExplainOnFakes(t *testing.T) {
 	clears := []string{"# nothing is required, the next Job of the object clears it. To clear it now:", "kubectl captf unlock terraformcluster/demo -n default --id '" + holderID + "' --confirm"}
 	// describeDemo is the look at demo's Cluster API Cluster (its owner
 	// reference names Cluster demo), the last advice of each of its locks.
-	describeDemo := []string{"# to see the Cluster this lock blocks, and its conditions, with clusterctl:", "clusterctl describe cluster demo -n default --show-conditions all"}
+	describeDemo := []string{"# to see the Cluster this lock belongs to, and its conditions, with clusterctl:", "clusterctl describe cluster demo -n default --show-conditions all"}
 	noJob := "Is a Job of the object active? | no active runner Job | the controller checks the lock"
 	leaseYes := "Does the Lease exist? | lease/" + lockName + " | yes"
 	held := heldBy("root@" + runPod)

@@ -239,7 +239,7 @@ func TestCAPIClusterExplain(t *testing.T) {
 	// Impersonating: clusterctl cannot, so no command, and a note says why.
 	res = captf(t, kubeconfigIn(t, capiA), "--as", "someone", "--as-group", "system:masters", "explain", prodM.String())
 	if res.code != 0 || strings.Contains(res.out, "clusterctl describe cluster prod") ||
-		!strings.Contains(flat(res.out), "clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given --as, --as-group as this run was") {
+		!strings.Contains(flat(res.out), "clusterctl describe cluster shows the Cluster this lock belongs to, but it cannot be given --as, --as-group as this run was") {
 		t.Errorf("with --as: exit %d\n%s%s", res.code, res.out, res.err)
 	}
 	// A $KUBECONFIG list: no one file holds the run's configuration, so
@@ -250,7 +250,7 @@ func TestCAPIClusterExplain(t *testing.T) {
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigIn(t, capiA)+string(os.PathListSeparator)+filepath.Join(t.TempDir(), "absent"), "NO_COLOR=")
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.Contains(string(out), "clusterctl describe cluster prod") || strings.Contains(flat(string(out)), "cannot be given --server") ||
-		!strings.Contains(flat(string(out)), "clusterctl describe cluster shows the Cluster this lock blocks, but it cannot be given the API server's URL (this run's configuration came from a $KUBECONFIG list") {
+		!strings.Contains(flat(string(out)), "clusterctl describe cluster shows the Cluster this lock belongs to, but it cannot be given the API server's URL (this run's configuration came from a $KUBECONFIG list") {
 		t.Errorf("with a $KUBECONFIG list: %v\n%s", err, out)
 	}
 }

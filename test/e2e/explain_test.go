@@ -102,7 +102,7 @@ func TestExplainStaleRealLock(t *testing.T) {
 	// Last, the look at its Cluster API Cluster (its world's).
 	cluster := testbed.World{}.ClusterOf(object.Ref{Kind: object.TerraformCluster, Namespace: verdictsNS, Name: "stale-gone"})
 	if got := adviceText(x.Advice); !strings.HasPrefix(got, "# nothing is required, the next Job of the object clears it. To clear it now:\nkubectl captf "+conn(t, verdictsNS)+" unlock terraformcluster/stale-gone -n verdicts --id '"+staleID+"' --confirm\n"+
-		"# to see the Cluster this lock blocks, and its conditions, with clusterctl:\nclusterctl describe cluster "+cluster+" -n verdicts --show-conditions all --kubeconfig ") || strings.Count(got, "\n") != 3 {
+		"# to see the Cluster this lock belongs to, and its conditions, with clusterctl:\nclusterctl describe cluster "+cluster+" -n verdicts --show-conditions all --kubeconfig ") || strings.Count(got, "\n") != 3 {
 		t.Errorf("advice %q", got)
 	}
 	if x.Context.RunLease == nil || x.Context.RunLease.Holder != "captf-c-stale-gone-refresh-a1-0f0f0f" {
