@@ -94,7 +94,7 @@ func warn(w io.Writer, about string, warnings []string) {
 		about += ": "
 	}
 	for _, s := range warnings {
-		fmt.Fprintf(w, "Warning: %s\n", escape.Text(about+s))
+		fmt.Fprintf(w, "Warning: %s\n", escape.Cell(about+s, proseColumns))
 	}
 }
 
@@ -176,7 +176,9 @@ func execute(ctx context.Context, streams genericiooptions.IOStreams, args []str
 func printError(w io.Writer, err error) {
 	var ran *commandError
 	if errors.As(err, &ran) {
-		fmt.Fprintf(w, "error: %s\n", withoutPasswords(escape.Text(strings.TrimSpace(err.Error()))))
+		// The server's message is cluster text: escaped, and bounded
+		// (review-prose m6), its passwords out before any cut.
+		fmt.Fprintf(w, "error: %s\n", escape.Cell(withoutPasswords(strings.TrimSpace(err.Error())), proseColumns))
 		return
 	}
 	fmt.Fprintf(w, "error: %s\n", withoutPasswords(escape.Error(err)))

@@ -139,15 +139,14 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 }
 
 // printExplanation prints for a reader, within 100 columns.
-// valueColumns bounds a value a holder wrote on explain's Holder and
-// Lock ID lines, and proseColumns any other line's text: what explain
-// prints follows the lock, not the bytes its holder chose (review26i
-// P1). Prose quotes such values cut already (inspect.Quoted); -o json
-// has them whole, and the unlock command carries the ID whole.
-const (
-	valueColumns = 1024
-	proseColumns = 16384
-)
+// proseColumns bounds each line of text explain and unlock print: what
+// they print follows the lock, not the bytes its holder chose (review26i
+// P1). They name a holder's values as the plugin's sentences do
+// (inspect.Named: quoted and cut where they are no plain name); this is
+// the backstop for anything else the cluster wrote (a condition's or an
+// Event's message). -o json has every value whole, and the unlock command
+// carries the ID whole.
+const proseColumns = 16384
 
 // text is s escaped as a table cell is (spaces that could mislead shown
 // as \x20), at most proseColumns wide.
@@ -169,16 +168,19 @@ func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	}
 	field("Lock", text("lease/"+x.Name))
 	if x.Lock != nil {
-		holder := x.Lock.Who
+		// Named as the sentences name them: a holder's "ops@x (apply,
+		// for 4m)" shows quoted, not as the plugin's own words
+		// (review-prose m4).
+		holder := inspect.Named(x.Lock.Who)
 		if x.Lock.InfoError != "" {
 			holder = "unreadable lock info"
 		}
-		id := escape.Cell(x.Lock.ID, valueColumns)
+		id := inspect.Named(x.Lock.ID)
 		if x.Lock.InfoID != "" && x.Lock.InfoID != x.Lock.ID {
-			id += " (lock info says " + escape.Cell(x.Lock.InfoID, valueColumns) + ")"
+			id += " (lock info says " + inspect.Named(x.Lock.InfoID) + ")"
 		}
-		field("Holder", escape.Cell(holder, valueColumns)+opAndAge(x.Lock, now))
-		field("Lock ID", id)
+		field("Holder", text(holder)+opAndAge(x.Lock, now))
+		field("Lock ID", text(id))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "How CAPTF's controller checks it:")

@@ -315,7 +315,7 @@ func (o *UnlockOptions) settle(ctx context.Context, out *unlock.Outcome, opts un
 		fmt.Fprintln(o.ErrOut, escape.Text(writeRecord(out)))
 	}
 	if !o.print.isHuman() && out.Action == v1alpha1.Failed {
-		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), escape.Text(out.Message))
+		fmt.Fprintf(o.ErrOut, "error: %s: %s\n", escape.Text(out.Lease), text(out.Message))
 	}
 	warn(o.ErrOut, "", out.Warnings)
 	if !wrote {
@@ -439,7 +439,7 @@ func printHuman(w io.Writer, out *unlock.Outcome, now time.Time) {
 
 // printOutcome prints the lock, then what happened to it.
 func printOutcome(w io.Writer, out *unlock.Outcome, now time.Time) {
-	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", escape.Text(out.Lease), escape.Text(out.Namespace))
+	fmt.Fprintf(w, "Lock:     lease/%s in namespace %s\n", text(out.Lease), text(out.Namespace))
 	r := out.Result
 	l := r.Facts.Lease
 	if l.Name != "" {
@@ -447,11 +447,11 @@ func printOutcome(w io.Writer, out *unlock.Outcome, now time.Time) {
 		if r.Facts.Owner != nil {
 			obj = r.Facts.Owner.Ref.String()
 		}
-		writeWrapped(w, "Object:   ", escape.Text(obj))
+		writeWrapped(w, "Object:   ", text(obj))
 		if l.Held {
-			writeWrapped(w, "Holder:   ", escape.Text(unlock.Holder(l, now)))
+			writeWrapped(w, "Holder:   ", text(unlock.Holder(l, now)))
 		}
-		writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+escape.Text(r.Decision.Reason))
+		writeWrapped(w, "Verdict:  ", string(r.Decision.Verdict)+": "+text(r.Decision.Reason))
 	}
 	write := ""
 	if l.Name != "" {
@@ -461,23 +461,23 @@ func printOutcome(w io.Writer, out *unlock.Outcome, now time.Time) {
 	}
 	switch out.Action {
 	case v1alpha1.WouldUnlock:
-		writeWrapped(w, "Would:    ", escape.Text(write))
+		writeWrapped(w, "Would:    ", text(write))
 		fmt.Fprintln(w, "Dry run: nothing was written. To unlock:")
 	case v1alpha1.Refused:
-		writeWrapped(w, "Refused:  ", escape.Text(out.Message))
+		writeWrapped(w, "Refused:  ", text(out.Message))
 		fmt.Fprintln(w, "Nothing was written.")
 	case v1alpha1.AlreadyUnlocked:
-		writeWrapped(w, "", escape.Text(out.Message)+"; nothing was written.")
+		writeWrapped(w, "", text(out.Message)+"; nothing was written.")
 	case v1alpha1.Conflict:
-		writeWrapped(w, "Conflict: ", escape.Text(out.Message)+":")
+		writeWrapped(w, "Conflict: ", text(out.Message)+":")
 	case v1alpha1.Failed:
 		if out.WriteUnknown {
-			writeWrapped(w, "Failed:   ", escape.Text(out.Message)+":")
+			writeWrapped(w, "Failed:   ", text(out.Message)+":")
 		} else {
-			writeWrapped(w, "Failed:   ", escape.Text(out.Message)+"; nothing was written. To look again:")
+			writeWrapped(w, "Failed:   ", text(out.Message)+"; nothing was written. To look again:")
 		}
 	case v1alpha1.ActionUnlocked:
-		writeWrapped(w, "Unlocked: ", escape.Text(write))
+		writeWrapped(w, "Unlocked: ", text(write))
 	}
 }
 

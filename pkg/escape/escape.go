@@ -88,7 +88,9 @@ func Hidden(r rune) bool {
 // assigned is whether r has a general category: unassigned code points
 // have none.
 func assigned(r rune) bool {
-	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.C)
+	// unicode.C holds the unassigned code points (Cn) too (review-prose
+	// m5: U+0378 passed as assigned).
+	return !unicode.Is(unicode.Cn, r)
 }
 
 // Code is r as a \u escape (four hex digits), or \U (eight) beyond the

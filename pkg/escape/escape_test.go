@@ -29,6 +29,7 @@ func TestText(t *testing.T) {
 		"nbsp\u00a0ideo\u3000":  `nbsp\u00a0ideo\u3000`,
 		"pua\ue000":             `pua\ue000`,
 		"unassigned\U000e0080":  `unassigned\U000e0080`,
+		"unassigned\u0378":      `unassigned\u0378`,
 		"accent é ü":            "accent é ü",
 		"ünïcode@höst":          "ünïcode@höst",
 		"emoji😀 and 中文":         "emoji😀 and 中文",

@@ -555,8 +555,14 @@ func (d *Decision) done(f Facts, v v1alpha1.Verdict, reason string) Decision {
 // State describes a pod's phase, noting a pending deletion.
 func (p *Pod) State() string {
 	s := string(p.Phase)
-	if s == "" {
+	switch p.Phase {
+	case "":
 		s = "in no phase yet"
+	case corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded, corev1.PodFailed, corev1.PodUnknown:
+	default:
+		// The API takes any phase: whoever may write a pod's status
+		// chooses it (review-prose m3).
+		s = "in phase " + Quoted(s)
 	}
 	if p.Terminating {
 		s += " and terminating"

@@ -121,7 +121,8 @@ func ParseLease(l *coordinationv1.Lease) Lease {
 	}
 	var info Info
 	if err := json.Unmarshal([]byte(raw), &info); err != nil {
-		p.InfoErr = fmt.Errorf("the lock info does not parse: %v", err)
+		// A time's parse error quotes the holder's value: cut.
+		p.InfoErr = fmt.Errorf("the lock info does not parse: %s", cut(err.Error(), maxStep))
 		return p
 	}
 	p.Info = &info

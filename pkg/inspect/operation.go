@@ -1,7 +1,5 @@
 package inspect
 
-import "strconv"
-
 // shortOperations are the runtimes' operation types, as a reader says them.
 var shortOperations = map[string]string{
 	"OperationTypeApply":   "apply",
@@ -34,5 +32,5 @@ func QuotedOperation(op string) string {
 	if s, ok := shortOperations[op]; ok {
 		return s
 	}
-	return strconv.Quote(op)
+	return Quoted(op)
 }

@@ -12,13 +12,20 @@ import (
 // (review26i P1).
 const maxQuoted = 256
 
-// Quoted is s as prose quotes a value a holder wrote: Go-quoted, so that
-// no text of the holder's can pass for the plugin's own words (review26i
-// P2), cut to maxQuoted characters ("…" marks the cut), with each space
+// Quoted is s as prose quotes a value a holder wrote: Go-quoted in ASCII,
+// so that no text of the holder's can pass for the plugin's own words
+// (review26i P2) and no look-alike letter for another (review-prose n3),
+// cut to maxQuoted characters (an "…" after the closing quote marks the
+// cut: inside, any "…" is the holder's, written \u2026), with each space
 // of a run of two or more written \x20, so that a printer that wraps
 // prose at spaces keeps them exact (review26i P3).
 func Quoted(s string) string {
-	q := strconv.Quote(cut(s, maxQuoted))
+	kept := cut(s, maxQuoted)
+	mark := ""
+	if kept != s {
+		kept, mark = strings.TrimSuffix(kept, "…"), "…"
+	}
+	q := strconv.QuoteToASCII(kept) + mark
 	if !strings.Contains(q, "  ") {
 		return q
 	}

@@ -382,9 +382,9 @@ func issue26Rows() []cfRow {
 	// Review26g F4: an ID no process argument can hold: a NUL byte, or
 	// MAX_ARG_STRLEN bytes with --force-unlock=. The runner container
 	// never starts; the replay's force-unlock does not either.
-	for _, c := range []struct{ row, ns, id, says, output string }{
-		{"issue26/7b a lock ID holding a NUL byte", "cf26-7b", "9f1c0c5e\x00-x", "holds a NUL byte, which no process argument can", "invalid argument"},
-		{"issue26/7c a lock ID longer than a process argument may be", "cf26-7c", strings.Repeat("9", inspect.MaxArg), "bytes long: no process takes an argument of 131072 bytes or more", "argument list too long"},
+	for _, c := range []struct{ row, ns, id, says, output, unprintable string }{
+		{"issue26/7b a lock ID holding a NUL byte", "cf26-7b", "9f1c0c5e\x00-x", "holds a NUL byte, which no process argument can", "invalid argument", "holds characters that cannot be pasted safely"},
+		{"issue26/7c a lock ID longer than a process argument may be", "cf26-7c", strings.Repeat("9", inspect.MaxArg), "bytes long: no process takes an argument of 131072 bytes or more", "argument list too long", "(Linux's MAX_ARG_STRLEN)"},
 	} {
 		row, r := stale19(c.row, c.ns, tc,
 			cf26(cfPlan+" Steps (force-unlock -force <ID>)", cfSpec+" args (--force-unlock=<ID>)", cfBookkeeping+" checkLock (the info's ID)"))
@@ -400,11 +400,21 @@ func issue26Rows() []cfRow {
 		row.says = []string{c.says, "every Job CAPTF starts fails and the lock stays"}
 		row.action = []string{"It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{c.output}}
-		id := c.id
-		if !strings.ContainsRune(id, 0) {
-			// A NUL byte's unlock command is unprintable, which the
-			// plugin says in its advice: no argv can carry it.
-			row.check = unlockAdvisedOf(*r, func() string { return id })
+		// No argv can carry either ID: the unlock command is not printed,
+		// and the advice says why (review26i P4).
+		ref, why := *r, c.unprintable
+		row.check = func(t *testing.T, _ string, _ v1alpha1.Lock) {
+			x := explainJSONIn(t, ref.Namespace, ref.String())
+			said := false
+			for _, a := range x.Advice {
+				said = said || (a.Command == "" && strings.Contains(a.Unprintable, why))
+				if strings.Contains(a.Command, " unlock ") {
+					t.Errorf("explain %s prints an unlock command no process can take: %.200s", ref, a.Command)
+				}
+			}
+			if !said {
+				t.Errorf("explain %s does not say why no unlock command is printed (%q): %+v", ref, why, x.Advice)
+			}
 		}
 		rows = append(rows, row)
 	}

@@ -32,7 +32,24 @@ func TestExplainAndUnlockStayBoundedWhateverTheHolderWrote(t *testing.T) {
 	id := strings.Repeat("9", 200000)
 	info := testbed.LockInfo("16161616-0000-4000-8000-000000000000", who, t0)
 	syntheticLock(t, long, id, who, &info)
+	// An operation of 200,000 characters (review-prose M1), and a
+	// Created that does not parse, whose error quotes it (M2).
+	op := newObject(t, ns, object.TerraformCluster, "op")
+	opInfo := strings.Replace(testbed.LockInfo("17171717-0000-4000-8000-000000000000", "steven@laptop", t0), `"OperationTypeApply"`, `"`+strings.Repeat("o", 100000)+"  "+strings.Repeat("o", 100000)+`"`, 1)
+	syntheticLock(t, op, "17171717-0000-4000-8000-000000000000", "steven@laptop", &opInfo)
+	created := newObject(t, ns, object.TerraformCluster, "created")
+	createdInfo := `{"ID":"18181818-0000-4000-8000-000000000000","Operation":"OperationTypeApply","Who":"steven@laptop","Version":"1.11.4","Created":"` + strings.Repeat("2", 200000) + `"}`
+	syntheticLock(t, created, "18181818-0000-4000-8000-000000000000", "steven@laptop", &createdInfo)
 	kc := kubeconfigIn(t, ns)
+	for _, name := range []string{"op", "created"} {
+		for _, cmd := range []string{"explain", "unlock"} {
+			base, c := measureExit(t, kc, cmd, "terraformcluster/plain"), measureExit(t, kc, cmd, "terraformcluster/"+name)
+			t.Logf("%s of %s: %d bytes; the plain lock's %d", cmd, name, len(c.out), len(base.out))
+			if len(c.out) > len(base.out)+4*1024 {
+				t.Errorf("%s of %s printed %d bytes, the plain lock's %d: more than 4 KiB more\n%.2000s", cmd, name, len(c.out), len(base.out), c.out)
+			}
+		}
+	}
 	for _, args := range [][]string{{"explain", "terraformcluster/%s"}, {"unlock", "terraformcluster/%s"}} {
 		of := func(name string) cost {
 			a := append([]string(nil), args...)
