@@ -253,19 +253,32 @@ func issue26Rows() []cfRow {
 		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform tofu"}
 		rows = append(rows, row)
 	}
-	// Review26g F5: the runner searches only the last 64 KiB of the
-	// step's stderr for "does not match existing lock"; terraform prints
-	// the whole lock info after it (here a 70,000-byte Info), OpenTofu
-	// drops that line of over 64 KiB. Either way the lock stays.
-	{
-		row, r := stale19("issue26/2c lock-info ID differs, behind 70,000 bytes of lock info", "cf26-2c", tc,
+	// Review26g F5, review26h m2, review26i F1: the runner searches only
+	// the last 64 KiB of the step's stderr for "does not match existing
+	// lock". terraform prints the whole lock info after it; OpenTofu drops
+	// a line of 64 KiB or more, prefixes each line it keeps and shows each
+	// control character as a three-byte picture. Either way the lock stays.
+	for _, c := range []struct {
+		row, ns, info, note, accepts string
+		says                         []string
+	}{
+		{"issue26/2c lock-info ID differs, behind 70,000 bytes of lock info", "cf26-2c", strings.Repeat("i", 70000),
+			"terraform's answer falls out of the runner's 64 KiB tail and the step fails; OpenTofu drops the Info line and the runner accepts the answer",
+			"tofu", []string{"does not match existing lock\" with 70", "which may hide that answer from CAPTF's runner", "either way the lock stays"}},
+		{"issue26/2d lock-info ID differs, behind 4,000 lines of lock info", "cf26-2d", strings.Repeat(`\n`, 4000),
+			"terraform prints 4 KB after the answer and the runner sees it; OpenTofu's prefixed lines push it out",
+			"terraform", []string{"which may hide that answer from CAPTF's runner"}},
+		{"issue26/2e lock-info ID differs, behind 22,000 control characters of lock info", "cf26-2e", strings.Repeat(strings.Repeat(`\u0001`, 1000)+`\n`, 22),
+			"terraform prints 22 KB after the answer and the runner sees it; OpenTofu's control pictures triple them and push it out",
+			"terraform", []string{"which may hide that answer from CAPTF's runner"}},
+	} {
+		row, r := stale19(c.row, c.ns, tc,
 			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 Exec, tailWriter (MaxTail 64 KiB), StepResult.Failed", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
 		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
 		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
-		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat("i", 70000) + `"}`
-		row.note = "terraform's answer falls out of the runner's 64 KiB tail and the step fails; OpenTofu drops the Info line and the runner accepts the answer; the lock stays with both"
-		row.says = []string{"does not match existing lock\" with 70", "which may hide that answer from CAPTF's runner", "either way the lock stays"}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "tofu"}
+		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + c.info + `"}`
+		row.note, row.says = c.note+"; the lock stays with both", c.says
+		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: c.accepts}
 		rows = append(rows, row)
 	}
 
@@ -327,33 +340,6 @@ func issue26Rows() []cfRow {
 		rows = append(rows, row)
 	}
 
-	// Review26h m2: OpenTofu prefixes each line it prints, so 4,000
-	// short lines of Info push its answer out of the runner's tail.
-	{
-		row, r := stale19("issue26/2d lock-info ID differs, behind 4,000 lines of lock info", "cf26-2d", tc,
-			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 tailWriter (MaxTail 64 KiB)", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
-		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
-		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
-		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat(`\n`, 4000) + `"}`
-		row.note = "terraform prints 4 KB after the answer and the runner sees it; OpenTofu's prefixed lines push it out"
-		row.says = []string{"which may hide that answer from CAPTF's runner"}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
-		rows = append(rows, row)
-	}
-	// Review26i F1: OpenTofu shows each control character as a
-	// three-byte picture, so 22 lines of 1,000 of them push its answer
-	// out of the runner's tail; terraform prints them as they are.
-	{
-		row, r := stale19("issue26/2e lock-info ID differs, behind 22,000 control characters of lock info", "cf26-2e", tc,
-			cf26("internal/runner/exec.go@16ca67d3711e1eb42cfbf3acd89c0d42f6970517 tailWriter (MaxTail 64 KiB)", cfPlan+" Steps (OKIf)", tfClient, tofuClient))
-		row.setup = seed(r, testbed.Seeded{World: in(testbed.World{})})
-		info := strings.Replace(cfCheckInfo("root@"+row.host), cfLockID, "9f1c0c5e-0000-4000-8000-00000000beef", 1)
-		row.leases[0].Annotations["app.terraform.io/lock-info"] = strings.TrimSuffix(info, "}") + `,"Info":"` + strings.Repeat(strings.Repeat(`\u0001`, 1000)+`\n`, 22) + `"}`
-		row.note = "terraform prints 22 KB after the answer and the runner sees it; OpenTofu's control pictures triple them and push it out"
-		row.says = []string{"which may hide that answer from CAPTF's runner"}
-		row.replay = &cfReplay{step: "force-unlock", output: []string{"does not match existing lock"}, accepts: "terraform"}
-		rows = append(rows, row)
-	}
 	// Review26g F5, review26h m3: an ID that begins with "-" and quotes
 	// an answer the runner accepts, in the flag's name or as a bad value
 	// for -force: the flag error quotes it, and the runner takes the
