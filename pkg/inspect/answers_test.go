@@ -140,6 +140,9 @@ func TestUnreadableState(t *testing.T) {
 		{"state: corrupt: decompressed state exceeds 67108864 bytes", true},
 		{"state: corrupt: gunzip: gzip: invalid checksum", true},
 		{"state: corrupt: gunzip: gzip: invalid header", false},
+		{"state: corrupt: gunzip: unexpected EOF", true},
+		{"state: corrupt: JSON: json: cannot unmarshal number into Go struct field stateFile.encryption_version of type string", true},
+		{"state: corrupt: JSON: unexpected end of JSON input", false},
 	} {
 		rt := Runtime{StateStatus: "False", StateReason: "StateCorrupt", StateMessage: c.message}
 		if got := rt.UnreadableState(jobgate.OpRestore) == ""; got != c.limit {

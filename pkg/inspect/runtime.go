@@ -669,6 +669,11 @@ func (rt Runtime) stateLimit() string {
 		return "CAPTF refuses a state larger than its limit, which terraform reads"
 	case strings.Contains(m, "invalid checksum"):
 		return "CAPTF refuses a gzip checksum that does not match, which terraform reads past and OpenTofu does not"
+	case strings.Contains(m, "cannot unmarshal"):
+		// A field of a type CAPTF's decoder refuses, which the
+		// runtimes' own state reader may not read at all (review26i F2:
+		// "encryption_version":1 beside a plain state).
+		return "CAPTF's decoder refuses the type of a field, which terraform's and OpenTofu's state readers may not read at all"
 	case strings.Contains(m, "unexpected EOF"):
 		// terraform ignores the gzip reader's error (uncompressState):
 		// a stream cut in its trailer reads whole (review26i F2).
@@ -692,7 +697,13 @@ func (rt Runtime) StateLimitText(next jobgate.Op) string {
 // read does (UnreadableState gives cond); the procedure to ask for it
 // again where it already failed (rt.RestoreFailed).
 func UnreadableStateText(cond string, rt Runtime) string {
-	s := "the restore Job asked for runs init first, which reads the state CAPTF could not read (" + cond + "); terraform and OpenTofu fail on it too (\"Error loading state\"; CAPTF's restore configures no state encryption), so its force-unlock step never runs and the restore fails (RestoreJobSucceeded False/RestoreFailed), which CAPTF does not retry for the same serial. Unlocking does not make the state readable: the restore proceeds once the lock is cleared and the unreadable state Secrets are repaired or removed (the restore replaces the state with its backup)"
+	unless := ""
+	if strings.HasSuffix(cond, "StateEncrypted") {
+		// CAPTF's parse takes an encryption_version key for an envelope;
+		// beside a plain state both runtimes read past it (review26i F2).
+		unless = ", unless it is a plain state that only looks encrypted to CAPTF (an encryption_version key, which both read past)"
+	}
+	s := "the restore Job asked for runs init first, which reads the state CAPTF could not read (" + cond + "); terraform and OpenTofu fail on it too (\"Error loading state\"; CAPTF's restore configures no state encryption)" + unless + ", so its force-unlock step never runs and the restore fails (RestoreJobSucceeded False/RestoreFailed), which CAPTF does not retry for the same serial. Unlocking does not make the state readable: the restore proceeds once the lock is cleared and the unreadable state Secrets are repaired or removed (the restore replaces the state with its backup)"
 	if rt.RestoreFailed {
 		s += "; it already failed, so ask for it again: " + RestoreRetry
 	}
