@@ -138,7 +138,6 @@ func (o *ExplainOptions) Run(ctx context.Context) error {
 	return o.printer.PrintObj(x, o.Out)
 }
 
-// printExplanation prints for a reader, within 100 columns.
 // proseColumns bounds each line of text explain and unlock print: what
 // they print follows the lock, not the bytes its holder chose (review26i
 // P1). They name a holder's values as the plugin's sentences do
@@ -152,6 +151,7 @@ const proseColumns = 16384
 // as \x20), at most proseColumns wide.
 func text(s string) string { return escape.Cell(s, proseColumns) }
 
+// printExplanation prints for a reader, within 100 columns.
 func printExplanation(w io.Writer, x *v1alpha1.Explanation, now time.Time) {
 	obj := "<none>"
 	if x.Object != nil {

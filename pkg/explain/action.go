@@ -10,14 +10,10 @@ import (
 	"github.com/captf-io/kubectl-captf/pkg/object"
 )
 
-// captfLockID is the ID CAPTF's controller takes for the lock: the lock
-// info's ID where it has one, else holderIdentity.
-func captfLockID(l inspect.Lease) string {
-	if l.Info != nil && l.Info.ID != "" {
-		return inspect.Named(l.Info.ID)
-	}
-	return inspect.Named(l.ID)
-}
+// captfLockID is the ID CAPTF's controller takes for the lock
+// (inspect.CAPTFID), as prose names it (inspect.Named). What reads the ID
+// itself (FlagID, TriedText) takes inspect.CAPTFID.
+func captfLockID(l inspect.Lease) string { return inspect.Named(inspect.CAPTFID(l)) }
 
 // controllerAction is what CAPTF's controller does next, by its own
 // rules (CAPTF v0.1.x: bookkeeping.go checkLock, locks/stale.go Check,
@@ -58,7 +54,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 			_, why := r.Facts.Runtime.NoState(l.Suffix)
 			return first + fmt.Sprintf("No Job clears it: %s. The Job CAPTF creates for %s runs init and then force-unlock -force %s, but %s.", why, o.Ref, captfLockID(l), inspect.NoStateText(r.Facts.Gate, r.Facts.Runtime)) + deletes
 		case inspect.StaleFlagID:
-			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(captfLockID(l))) + deletes
+			return first + fmt.Sprintf("Every Job it creates for %s runs init and then force-unlock -force %s: %s. Each of these Jobs emits another ForceUnlocked event and adds to captf_lock_force_unlocks_total. It never clears through a Job: unlock it.", o.Ref, captfLockID(l), inspect.FlagID(inspect.CAPTFID(l))) + deletes
 		case inspect.StaleUnreadableState:
 			return first + fmt.Sprintf("No Job clears it. The Job CAPTF creates for %s is the restore asked for, which runs init and then force-unlock -force %s, but %s.", o.Ref, captfLockID(l), inspect.UnreadableStateText(r.Facts.Runtime.UnreadableState(r.Facts.Gate.NextOp), r.Facts.Runtime)) + deletes
 		case inspect.StaleRelabeled:
@@ -71,7 +67,7 @@ func controllerAction(r inspect.Result, active *v1alpha1.ActiveJob, gate *jobgat
 		case inspect.StaleNoSteps:
 			return first + fmt.Sprintf("No Job clears it until the image runs: %s. Once a Job of %s runs its steps, it runs init and then force-unlock -force %s first.", r.Facts.Runtime.NoStepsText(r.Facts.Gate.NextOp), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleTried:
-			return first + fmt.Sprintf("No Job has cleared it: %s. The next Job CAPTF creates for %s runs init and then force-unlock -force %s first, as that one did. Unlock it once you know what stopped that Job.", inspect.TriedText(r.Facts.Runtime.Tried, captfLockID(l)), o.Ref, captfLockID(l)) + deletes
+			return first + fmt.Sprintf("No Job has cleared it: %s. The next Job CAPTF creates for %s runs init and then force-unlock -force %s first, as that one did. Unlock it once you know what stopped that Job.", inspect.TriedText(r.Facts.Runtime.Tried, inspect.CAPTFID(l)), o.Ref, captfLockID(l)) + deletes
 		case inspect.StaleCheckFails:
 			return first + fmt.Sprintf("No Job: CAPTF's lock check GETs pod %s to tell whether it is gone, and client-go refuses that name (%s) before sending any request, so the check fails with an error that is not NotFound. Every reconcile of %s that reaches it ends there and is retried with backoff: no Job starts, so nothing force-unlocks the lock, no StateReadable=False/StateLocked is set, and if the object is deleted no Retain or cleanup runs. The lock stays until someone clears it; kubectl captf unlock may.", inspect.Quoted(l.Host), inspect.RefusedName(l.Host), o.Ref) + deletes
 		case inspect.StaleOwnerUnread:

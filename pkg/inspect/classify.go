@@ -387,9 +387,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	rt := f.Runtime
 	noState, noStateWhy := rt.NoState(l.Suffix)
 	switch {
-	case FlagID(captfID(l)) != "":
+	case FlagID(CAPTFID(l)) != "":
 		d.StaleCase = StaleFlagID
-		reason += "; " + FlagID(captfID(l)) + ", so " + d.never(f, "it never clears by itself", "no Job of CAPTF's clears it")
+		reason += "; " + FlagID(CAPTFID(l)) + ", so " + d.never(f, "it never clears by itself", "no Job of CAPTF's clears it")
 	case l.RuntimeInfoErr != nil:
 		d.StaleCase = StaleRuntimeInfo
 		reason += fmt.Sprintf("; its lock info decodes as CAPTF reads it (ID, Operation, Who, Version, Created) but not as terraform and OpenTofu read it (%v): their Unlock decodes the whole lock info before it compares IDs, so the force-unlock step of every Job CAPTF starts fails with that error, which CAPTF's runner does not accept, the Job fails and the lock stays, so %s", l.RuntimeInfoErr, d.never(f, "it never clears by itself", "no Job of CAPTF's clears it"))
@@ -444,7 +444,7 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 		}
 	case rt.Tried != nil:
 		d.StaleCase = StaleTried
-		reason += "; CAPTF's Jobs have not cleared it: " + TriedText(rt.Tried, captfID(l))
+		reason += "; CAPTF's Jobs have not cleared it: " + TriedText(rt.Tried, CAPTFID(l))
 		if g.State == jobgate.Unsure {
 			reason += "; whether a next Job starts at all: " + g.Reason
 		}
@@ -486,9 +486,9 @@ func (d *Decision) stale(f Facts, reason string) Decision {
 	return d.done(f, v1alpha1.Stale, reason)
 }
 
-// captfID is the ID CAPTF's Job force-unlocks: the lock info's ID where
-// it has one, else holderIdentity.
-func captfID(l Lease) string {
+// CAPTFID is the ID CAPTF's Job force-unlocks: the lock info's ID where
+// it has one, else holderIdentity. Prose names it with Named.
+func CAPTFID(l Lease) string {
 	if l.Info != nil && l.Info.ID != "" {
 		return l.Info.ID
 	}

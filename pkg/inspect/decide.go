@@ -199,7 +199,7 @@ func (d *decider) result(l Lease) Result {
 // tried is the Job of the owner o that CAPTF created to force-unlock the
 // lock l and that failed, the lock still held (triedJob); nil for none.
 func (d *decider) tried(l Lease, o *Owner) *TriedJob {
-	return triedJob(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID), captfID(l))
+	return triedJob(ownJobs(d.jobs.of(o.Ref), o.Ref, o.UID), CAPTFID(l))
 }
 
 // ownerRef is an existing owner's reference, the zero Ref for none.

@@ -358,7 +358,7 @@ func issue26Rows() []cfRow {
 		row.lockID = c.id
 		row.note = "force-unlock fails on the flag, and its error quotes the ID"
 		row.says = []string{c.says, "the runner takes the failed step for a success", "the lock stays"}
-		row.action = []string{"It never clears through a Job: unlock it."}
+		row.action = []string{c.says, "the runner takes the failed step for a success", "It never clears through a Job: unlock it."}
 		row.replay = &cfReplay{step: "force-unlock", output: []string{c.output}, accepts: "terraform tofu"}
 		id := c.id
 		row.check = unlockAdvisedOf(*r, func() string { return id })
